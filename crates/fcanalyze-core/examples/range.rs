@@ -1,0 +1,26 @@
+use fccore::*;
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let a: u64 = args[1].parse().unwrap();
+    let b: u64 = args[2].parse().unwrap();
+    let cells: usize = args[3].parse().unwrap();
+    let mut s = Solver::new();
+    if let Ok(w) = std::env::var("W") {
+        let v: Vec<i32> = w.split(',').map(|x| x.parse().unwrap()).collect();
+        s.weights = search::Weights(v.try_into().unwrap());
+    }
+    let cap = std::env::var("CAP").map(|x| x.parse().unwrap()).unwrap_or(5_000_000);
+    let t = std::time::Instant::now();
+    let (mut tot, mut solved, mut moves, mut maxp) = (0u64, 0u64, 0usize, 0u64);
+    let mut ps = vec![];
+    for d in a..=b {
+        let r = s.search(&Layout::deal(d).unwrap(), cells, Strategy::Solve, Limits { max_positions: cap, max_millis: None }).unwrap();
+        tot += r.positions; ps.push(r.positions);
+        if r.positions > maxp { maxp = r.positions; }
+        if r.outcome == Outcome::Solved { solved += 1; moves += r.player_moves(); }
+    }
+    ps.sort();
+    let n = (b - a + 1) as f64;
+    println!("deals={} solved={} mean_pos={:.0} median={} p99={} max={} mean_moves={:.1} time={:.2}s",
+        n, solved, tot as f64 / n, ps[ps.len()/2], ps[ps.len()*99/100], maxp, moves as f64 / solved as f64, t.elapsed().as_secs_f64());
+}

@@ -1,0 +1,110 @@
+//! Cards: a card is one byte, `rank * 4 + suit`, with rank 0 = ace … 12 = king and suits in the
+//! Microsoft order clubs, diamonds, hearts, spades (so card `i` of the fresh deck is card `i`).
+
+use crate::error::{Error, Result};
+
+/// A card, `rank * 4 + suit` (0..52).
+pub type Card = u8;
+/// The absence of a card.
+pub const NONE: Card = 0xFF;
+/// Number of cards in the deck.
+pub const DECK: usize = 52;
+
+pub const SUIT_CHARS: &[u8; 4] = b"CDHS";
+pub const RANK_CHARS: &[u8; 13] = b"A23456789TJQK";
+
+/// Rank from 0 (ace) to 12 (king).
+#[inline(always)]
+pub fn rank(c: Card) -> u8 {
+    c >> 2
+}
+
+/// Suit index: 0 clubs, 1 diamonds, 2 hearts, 3 spades.
+#[inline(always)]
+pub fn suit(c: Card) -> u8 {
+    c & 3
+}
+
+/// Diamonds and hearts are red.
+#[inline(always)]
+pub fn is_red(c: Card) -> bool {
+    let s = c & 3;
+    (s ^ (s >> 1)) & 1 == 1
+}
+
+#[inline(always)]
+pub fn make(rank: u8, suit: u8) -> Card {
+    (rank << 2) | suit
+}
+
+/// True when `c` may be placed on `p` in a column (one rank lower, opposite colour).
+#[inline(always)]
+pub fn fits_on(c: Card, p: Card) -> bool {
+    rank(p) == rank(c) + 1 && is_red(p) != is_red(c)
+}
+
+/// The other suit of the same colour (clubs <-> spades, diamonds <-> hearts).
+#[inline(always)]
+pub fn same_colour_other(s: u8) -> u8 {
+    3 - s
+}
+
+/// The two suits of the opposite colour, lower index first.
+#[inline(always)]
+pub fn opposite_suits(s: u8) -> (u8, u8) {
+    if s == 0 || s == 3 {
+        (1, 2)
+    } else {
+        (0, 3)
+    }
+}
+
+/// Parse `AS`, `TD`, `10D`, `kh` (case-insensitive) into a card.
+pub fn parse(token: &str) -> Result<Card> {
+    let t = token.trim().to_ascii_uppercase();
+    let bytes = t.as_bytes();
+    let bad = || Error::BadBoard(format!("bad card token {token:?} (expected rank A23456789TJQK and suit CDHS, e.g. TD or 10D)"));
+    let (rank_part, suit_ch) = match bytes.len() {
+        2 => (&t[..1], bytes[1]),
+        3 if &t[..2] == "10" => ("T", bytes[2]),
+        _ => return Err(bad()),
+    };
+    let r = RANK_CHARS.iter().position(|&x| x == rank_part.as_bytes()[0]).ok_or_else(bad)?;
+    let s = SUIT_CHARS.iter().position(|&x| x == suit_ch).ok_or_else(bad)?;
+    Ok(make(r as u8, s as u8))
+}
+
+/// The card's two-character name, e.g. `TD`.
+pub fn name(c: Card) -> String {
+    let mut s = String::with_capacity(2);
+    s.push(RANK_CHARS[rank(c) as usize] as char);
+    s.push(SUIT_CHARS[suit(c) as usize] as char);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for c in 0..52u8 {
+            assert_eq!(parse(&name(c)).unwrap(), c);
+        }
+        assert_eq!(parse("10d").unwrap(), parse("TD").unwrap());
+        assert!(parse("1D").is_err());
+        assert!(parse("KX").is_err());
+        assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn colours_and_fits() {
+        assert!(!is_red(parse("AC").unwrap()));
+        assert!(is_red(parse("AD").unwrap()));
+        assert!(is_red(parse("AH").unwrap()));
+        assert!(!is_red(parse("AS").unwrap()));
+        assert!(fits_on(parse("9H").unwrap(), parse("TS").unwrap()));
+        assert!(!fits_on(parse("9H").unwrap(), parse("TD").unwrap()));
+        assert!(!fits_on(parse("8H").unwrap(), parse("TS").unwrap()));
+    }
+}

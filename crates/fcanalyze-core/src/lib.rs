@@ -1,0 +1,16 @@
+//! fcanalyze's core: Microsoft FreeCell deals, the exact rules of play, canonical positions and the
+//! search engine. Plain Rust with no Python types; `fcanalyze-py` binds it as `fcanalyze._core`.
+
+pub mod card;
+pub mod deal;
+pub mod error;
+pub mod outcome;
+pub mod position;
+pub mod replay;
+pub mod search;
+pub mod store;
+
+pub use error::{Error, Result};
+pub use outcome::{Outcome, SearchResult, SolutionMove};
+pub use position::{Layout, Move, Position};
+pub use search::{Limits, Solver, Strategy};

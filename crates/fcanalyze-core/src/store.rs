@@ -1,0 +1,184 @@
+//! The set of stored positions: 20-byte canonical keys in an arena with a parent link each, indexed by
+//! an open-addressing table of (hash tag, index) slots. About 24 bytes per position in the arena plus
+//! 8 bytes per table slot at a load factor between 0.35 and 0.7: 35–47 bytes per position in all.
+
+use crate::position::Key;
+
+/// A stored position: its packed 20-byte key and the index of the position it was first reached from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Entry {
+    key: [u32; 5],
+    pub parent: u32,
+}
+
+/// Bytes of memory per stored position, counting the table at its mean load.
+pub const BYTES_PER_POSITION: usize = std::mem::size_of::<Entry>() + 8 * 2;
+
+impl Entry {
+    #[inline(always)]
+    fn pack(k: &Key) -> [u32; 5] {
+        [k[0] as u32, (k[0] >> 32) as u32, k[1] as u32, (k[1] >> 32) as u32, k[2] as u32]
+    }
+
+    #[inline(always)]
+    pub fn key(&self) -> Key {
+        let k = &self.key;
+        [
+            k[0] as u64 | (k[1] as u64) << 32,
+            k[2] as u64 | (k[3] as u64) << 32,
+            k[4] as u64,
+        ]
+    }
+}
+
+#[inline(always)]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let r = (a as u128).wrapping_mul(b as u128);
+    (r as u64) ^ ((r >> 64) as u64)
+}
+
+/// A 64-bit hash of a key.
+#[inline(always)]
+pub fn hash(k: &Key) -> u64 {
+    let a = fold_mul(k[0] ^ 0x243F_6A88_85A3_08D3, k[1] ^ 0x1319_8A2E_0370_7344);
+    fold_mul(a ^ k[2] ^ 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89)
+}
+
+const MIN_SLOTS: usize = 1 << 12;
+
+/// A growable set of canonical keys, reusable from one search to the next.
+pub struct Store {
+    entries: Vec<Entry>,
+    slots: Vec<u64>,
+    mask: usize,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Store {
+    pub fn new() -> Store {
+        Store { entries: Vec::new(), slots: vec![0; MIN_SLOTS], mask: MIN_SLOTS - 1 }
+    }
+
+    /// Forget every position, keeping a small table.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        if self.slots.len() > MIN_SLOTS {
+            self.entries.shrink_to(MIN_SLOTS);
+            self.slots = vec![0; MIN_SLOTS];
+            self.mask = MIN_SLOTS - 1;
+        } else {
+            self.slots.fill(0);
+        }
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    #[inline(always)]
+    pub fn get(&self, idx: u32) -> &Entry {
+        &self.entries[idx as usize]
+    }
+
+    /// Bytes held now.
+    pub fn memory(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>() + self.slots.len() * 8
+    }
+
+    /// Insert `key`, reached from `parent`; returns its new index, or `None` when it was already stored.
+    #[inline]
+    pub fn insert(&mut self, key: &Key, parent: u32) -> Option<u32> {
+        if (self.entries.len() + 1) * 10 > self.slots.len() * 7 {
+            self.grow();
+        }
+        let h = hash(key);
+        let tag = h & 0xFFFF_FFFF_0000_0000;
+        let packed = Entry::pack(key);
+        let mut i = (h as usize) & self.mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                let idx = self.entries.len() as u32;
+                self.entries.push(Entry { key: packed, parent });
+                self.slots[i] = tag | (idx as u64 + 1);
+                return Some(idx);
+            }
+            if s & 0xFFFF_FFFF_0000_0000 == tag
+                && self.entries[((s as u32) - 1) as usize].key == packed
+            {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// The index of `key` if stored.
+    pub fn find(&self, key: &Key) -> Option<u32> {
+        let h = hash(key);
+        let tag = h & 0xFFFF_FFFF_0000_0000;
+        let packed = Entry::pack(key);
+        let mut i = (h as usize) & self.mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return None;
+            }
+            let idx = (s as u32) - 1;
+            if s & 0xFFFF_FFFF_0000_0000 == tag && self.entries[idx as usize].key == packed {
+                return Some(idx);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let n = self.slots.len() * 2;
+        let mut slots = vec![0u64; n];
+        let mask = n - 1;
+        for (idx, e) in self.entries.iter().enumerate() {
+            let h = hash(&e.key());
+            let mut i = (h as usize) & mask;
+            while slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            slots[i] = (h & 0xFFFF_FFFF_0000_0000) | (idx as u64 + 1);
+        }
+        self.slots = slots;
+        self.mask = mask;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_find_grow_clear() {
+        let mut s = Store::new();
+        for i in 0..100_000u64 {
+            let k = [i, i.wrapping_mul(7) & ((1 << 63) - 1), i & 0x3FFF_FFFF];
+            assert_eq!(s.insert(&k, 0), Some(i as u32));
+        }
+        for i in 0..100_000u64 {
+            let k = [i, i.wrapping_mul(7) & ((1 << 63) - 1), i & 0x3FFF_FFFF];
+            assert_eq!(s.insert(&k, 1), None);
+            assert_eq!(s.find(&k), Some(i as u32));
+            assert_eq!(s.get(i as u32).key(), k);
+        }
+        s.clear();
+        assert!(s.is_empty());
+        assert_eq!(s.find(&[1, 7, 1]), None);
+    }
+}
