@@ -4,6 +4,7 @@
 pub mod card;
 pub mod deal;
 pub mod error;
+pub mod notation;
 pub mod outcome;
 pub mod position;
 pub mod replay;

@@ -1,0 +1,306 @@
+//! `fcanalyze._core`: the thin binding of the Rust core. Only plain values cross: ints, strings, lists
+//! and dicts. Every search runs with the GIL released. Core errors are converted in one place
+//! ([`to_py`]): bad input becomes `ValueError`, a broken invariant becomes `InternalError`.
+
+use fccore::card::{self, NONE};
+use fccore::outcome::{Budget, SearchResult, SolutionMove};
+use fccore::position::{Layout, Move, FOUNDATION, MAX_CELLS};
+use fccore::{Error, Limits, Solver, Strategy};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+create_exception!(_core, InternalError, PyRuntimeError, "A broken invariant in the core: a bug, never bad input.");
+
+fn to_py(e: Error) -> PyErr {
+    if e.is_user_error() {
+        PyValueError::new_err(e.to_string())
+    } else {
+        InternalError::new_err(e.to_string())
+    }
+}
+
+fn place_name(p: u8) -> String {
+    match p {
+        0..=7 => format!("col{}", p + 1),
+        8..=15 => format!("cell{}", p - 7),
+        _ => "foundation".to_string(),
+    }
+}
+
+fn parse_place(s: &str) -> PyResult<u8> {
+    let bad = || PyValueError::new_err(format!("bad place {s:?} (expected col1..col8, cell1..cell8 or foundation)"));
+    if s == "foundation" {
+        return Ok(FOUNDATION);
+    }
+    let (base, n) = if let Some(n) = s.strip_prefix("col") {
+        (0u8, n)
+    } else if let Some(n) = s.strip_prefix("cell") {
+        (8u8, n)
+    } else {
+        return Err(bad());
+    };
+    match n.parse::<u8>() {
+        Ok(i @ 1..=8) => Ok(base + i - 1),
+        _ => Err(bad()),
+    }
+}
+
+fn parse_card(s: &str) -> PyResult<u8> {
+    card::parse(s).map_err(to_py)
+}
+
+/// A layout from a Python dict `{"columns": [[card, ...], ...], "cells": [card | None, ...],
+/// "foundations": {"C": n, ...}}` (cells and foundations optional).
+fn layout_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Layout> {
+    let mut layout = Layout::default();
+    let columns = d
+        .get_item("columns")?
+        .ok_or_else(|| PyValueError::new_err("a position needs \"columns\""))?;
+    for col in columns.try_iter()? {
+        let mut v = Vec::new();
+        for c in col?.try_iter()? {
+            v.push(parse_card(&c?.extract::<String>()?)?);
+        }
+        layout.columns.push(v);
+    }
+    if let Some(cells) = d.get_item("cells")? {
+        for c in cells.try_iter()? {
+            let c = c?;
+            layout.cells.push(if c.is_none() { NONE } else { parse_card(&c.extract::<String>()?)? });
+        }
+    }
+    if let Some(f) = d.get_item("foundations")? {
+        let f = f.downcast::<PyDict>()?;
+        for (k, v) in f.iter() {
+            let k: String = k.extract()?;
+            let s = match k.to_ascii_uppercase().as_str() {
+                "C" => 0,
+                "D" => 1,
+                "H" => 2,
+                "S" => 3,
+                _ => return Err(PyValueError::new_err(format!("bad foundation suit {k:?} (expected C, D, H or S)"))),
+            };
+            let n: i64 = v.extract()?;
+            if !(0..=13).contains(&n) {
+                return Err(PyValueError::new_err(format!("foundation {k} holds {n} cards; it holds 0 to 13")));
+            }
+            layout.foundations[s] = n as u8;
+        }
+    }
+    Ok(layout)
+}
+
+fn layout_from_source(source: &Bound<'_, PyAny>) -> PyResult<Layout> {
+    if let Ok(d) = source.downcast::<PyDict>() {
+        layout_from_dict(d)
+    } else {
+        Layout::deal(deal_number(source)?).map_err(to_py)
+    }
+}
+
+fn deal_number(n: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let n: i128 = n.extract().map_err(|_| PyValueError::new_err(format!("deal number must be an integer, not {n}")))?;
+    if n < 1 || n > fccore::deal::MAX_DEAL as i128 {
+        return Err(PyValueError::new_err(format!(
+            "deal number {n} is out of range (deals are numbered 1 to {})",
+            fccore::deal::MAX_DEAL
+        )));
+    }
+    Ok(n as u64)
+}
+
+fn check_cells(cells: i64) -> PyResult<usize> {
+    if !(0..=MAX_CELLS as i64).contains(&cells) {
+        return Err(PyValueError::new_err(format!("{cells} free cells requested; fcanalyze supports 0 to {MAX_CELLS}")));
+    }
+    Ok(cells as usize)
+}
+
+fn parse_strategy(s: &str) -> PyResult<Strategy> {
+    match s {
+        "solve" => Ok(Strategy::Solve),
+        "prove" => Ok(Strategy::Prove),
+        _ => Err(PyValueError::new_err(format!("unknown strategy {s:?} (expected \"solve\" or \"prove\")"))),
+    }
+}
+
+fn limits(max_positions: u64, time_limit_ms: Option<u64>) -> PyResult<Limits> {
+    if max_positions == 0 {
+        return Err(PyValueError::new_err("max_positions must be at least 1"));
+    }
+    Ok(Limits { max_positions, max_millis: time_limit_ms })
+}
+
+fn budget_name(b: Option<Budget>) -> Option<&'static str> {
+    b.map(|b| match b {
+        Budget::Positions => "positions",
+        Budget::Time => "time",
+    })
+}
+
+fn move_dict<'py>(py: Python<'py>, m: &SolutionMove) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("from", place_name(m.mv.from))?;
+    d.set_item("to", place_name(m.mv.to))?;
+    d.set_item("count", m.mv.count)?;
+    d.set_item("auto", m.auto)?;
+    Ok(d)
+}
+
+fn moves_from_list(moves: &Bound<'_, PyAny>) -> PyResult<Vec<SolutionMove>> {
+    let mut out = Vec::new();
+    for m in moves.try_iter()? {
+        let m = m?;
+        let d = m.downcast::<PyDict>()?;
+        let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+            d.get_item(k)?.ok_or_else(|| PyValueError::new_err(format!("a move needs {k:?}")))
+        };
+        let count: i64 = match d.get_item("count")? {
+            Some(c) => c.extract()?,
+            None => 1,
+        };
+        if !(1..=52).contains(&count) {
+            return Err(PyValueError::new_err(format!("bad card count {count} in a move")));
+        }
+        let auto = match d.get_item("auto")? {
+            Some(a) => a.extract()?,
+            None => false,
+        };
+        out.push(SolutionMove {
+            mv: Move {
+                from: parse_place(&get("from")?.extract::<String>()?)?,
+                to: parse_place(&get("to")?.extract::<String>()?)?,
+                count: count as u8,
+            },
+            auto,
+        });
+    }
+    Ok(out)
+}
+
+fn result_dict<'py>(py: Python<'py>, r: &SearchResult) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("outcome", r.outcome.as_str())?;
+    d.set_item("positions", r.positions)?;
+    let moves = PyList::empty(py);
+    for m in &r.solution {
+        moves.append(move_dict(py, m)?)?;
+    }
+    d.set_item("moves", moves)?;
+    d.set_item("move_count", r.player_moves())?;
+    d.set_item("notation", fccore::notation::format(&r.solution))?;
+    d.set_item("elapsed_ms", r.elapsed_ms)?;
+    d.set_item("exhausted", budget_name(r.exhausted))?;
+    Ok(d)
+}
+
+/// The layout of Microsoft deal `n`: 8 columns of card names, each from the buried card to the exposed one.
+#[pyfunction]
+fn deal(n: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<String>>> {
+    let cols = fccore::deal::deal(deal_number(n)?).map_err(to_py)?;
+    Ok(cols.iter().map(|c| c.iter().map(|&x| card::name(x)).collect()).collect())
+}
+
+/// Check that a layout dict is a legal position for `cells` free cells; raise ValueError if not.
+#[pyfunction]
+fn validate(layout: &Bound<'_, PyDict>, cells: i64) -> PyResult<()> {
+    let cells = check_cells(cells)?;
+    layout_from_dict(layout)?.validate(cells).map_err(to_py)
+}
+
+/// Search a deal (int) or a position (layout dict).
+#[pyfunction]
+#[pyo3(signature = (source, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve"))]
+fn solve<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    cells: i64,
+    max_positions: u64,
+    time_limit_ms: Option<u64>,
+    strategy: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cells = check_cells(cells)?;
+    let layout = layout_from_source(source)?;
+    let strategy = parse_strategy(strategy)?;
+    let limits = limits(max_positions, time_limit_ms)?;
+    let r = py.detach(|| Solver::new().search(&layout, cells, strategy, limits)).map_err(to_py)?;
+    result_dict(py, &r)
+}
+
+/// Search many deals in one call (GIL released): returns columns `deal`, `outcome`, `positions`,
+/// `moves` (player moves of the solution, 0 when not solved), `elapsed_ms`, `solution` (notation).
+#[pyfunction]
+#[pyo3(signature = (deals, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve"))]
+fn solve_deals<'py>(
+    py: Python<'py>,
+    deals: Vec<u64>,
+    cells: i64,
+    max_positions: u64,
+    time_limit_ms: Option<u64>,
+    strategy: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cells = check_cells(cells)?;
+    let strategy = parse_strategy(strategy)?;
+    let limits = limits(max_positions, time_limit_ms)?;
+    let results = py.detach(|| -> Result<Vec<SearchResult>, Error> {
+        let mut solver = Solver::new();
+        deals.iter().map(|&n| solver.search(&Layout::deal(n)?, cells, strategy, limits)).collect()
+    });
+    let results = results.map_err(to_py)?;
+    let d = PyDict::new(py);
+    d.set_item("deal", &deals)?;
+    d.set_item("outcome", results.iter().map(|r| r.outcome.as_str()).collect::<Vec<_>>())?;
+    d.set_item("positions", results.iter().map(|r| r.positions).collect::<Vec<_>>())?;
+    d.set_item("moves", results.iter().map(|r| r.player_moves() as u32).collect::<Vec<_>>())?;
+    d.set_item("elapsed_ms", results.iter().map(|r| r.elapsed_ms).collect::<Vec<_>>())?;
+    d.set_item("solution", results.iter().map(|r| fccore::notation::format(&r.solution)).collect::<Vec<_>>())?;
+    Ok(d)
+}
+
+/// Replay moves (dicts with from/to/count/auto) from a deal or layout with the core's independent
+/// replay; returns (ok, index of the first bad move or None, reason or None).
+#[pyfunction]
+fn replay(source: &Bound<'_, PyAny>, cells: i64, moves: &Bound<'_, PyAny>) -> PyResult<(bool, Option<usize>, Option<String>)> {
+    let cells = check_cells(cells)?;
+    let layout = layout_from_source(source)?;
+    let moves = moves_from_list(moves)?;
+    Ok(match fccore::replay::replay(&layout, cells, &moves) {
+        Ok(()) => (true, None, None),
+        Err(e) => (false, Some(e.index), Some(e.reason)),
+    })
+}
+
+/// Standard notation of the player moves among `moves` (dicts).
+#[pyfunction]
+fn format_notation(moves: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(fccore::notation::format(&moves_from_list(moves)?))
+}
+
+/// Player moves (dicts, `auto` False) from standard notation.
+#[pyfunction]
+fn parse_notation<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for mv in fccore::notation::parse(text).map_err(to_py)? {
+        list.append(move_dict(py, &SolutionMove { mv, auto: false })?)?;
+    }
+    Ok(list)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_DEAL", fccore::deal::MAX_DEAL)?;
+    m.add("MAX_CELLS", MAX_CELLS)?;
+    m.add("BYTES_PER_POSITION", fccore::store::BYTES_PER_POSITION)?;
+    m.add("InternalError", m.py().get_type::<InternalError>())?;
+    m.add_function(wrap_pyfunction!(deal, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(solve, m)?)?;
+    m.add_function(wrap_pyfunction!(solve_deals, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(format_notation, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_notation, m)?)?;
+    Ok(())
+}

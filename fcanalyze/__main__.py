@@ -1,0 +1,5 @@
+"""``python -m fcanalyze``: the command-line interface."""
+
+from fcanalyze.cli import main
+
+main()

@@ -1,0 +1,52 @@
+"""Type stubs of the compiled core (crates/fcanalyze-py)."""
+
+from typing import Any, Literal
+
+__version__: str
+#: The largest deal number, 8,589,934,591 (FreeCell Pro's range).
+MAX_DEAL: int
+#: The largest number of free cells, 8.
+MAX_CELLS: int
+#: Bytes of memory per stored position (arena entry plus table slots at mean load).
+BYTES_PER_POSITION: int
+
+class InternalError(RuntimeError):
+    """A broken invariant in the core: a bug, never bad input."""
+
+Layout = dict[str, Any]
+MoveDict = dict[str, Any]
+Strategy = Literal["solve", "prove"]
+
+def deal(n: int) -> list[list[str]]:
+    """The 8 columns of Microsoft deal `n`, each from the buried card to the exposed card."""
+
+def validate(layout: Layout, cells: int) -> None:
+    """Raise ValueError unless `layout` is a legal position for `cells` free cells."""
+
+def solve(
+    source: int | Layout,
+    cells: int = 4,
+    max_positions: int = 10_000_000,
+    time_limit_ms: int | None = None,
+    strategy: Strategy = "solve",
+) -> dict[str, Any]:
+    """Search a deal or a layout. Returns outcome, positions, moves (dicts with from/to/count/auto,
+    automatic moves included), move_count, notation, elapsed_ms and exhausted (the budget that ran out)."""
+
+def solve_deals(
+    deals: list[int],
+    cells: int = 4,
+    max_positions: int = 10_000_000,
+    time_limit_ms: int | None = None,
+    strategy: Strategy = "solve",
+) -> dict[str, list[Any]]:
+    """Search many deals in one call; columns deal, outcome, positions, moves, elapsed_ms, solution."""
+
+def replay(source: int | Layout, cells: int, moves: list[MoveDict]) -> tuple[bool, int | None, str | None]:
+    """The core's independent replay: (ok, index of the first bad move, reason)."""
+
+def format_notation(moves: list[MoveDict]) -> str:
+    """Standard notation of the player moves among `moves`."""
+
+def parse_notation(text: str) -> list[MoveDict]:
+    """Player moves from standard notation."""

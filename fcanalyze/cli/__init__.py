@@ -1,0 +1,59 @@
+"""The ``fcanalyze`` command: one click group, one module per command, thin commands over the library.
+
+Exit codes: 0 success (for ``solve``: solved), 1 ``solve`` proved the position unsolvable,
+2 bad input or usage, 3 ``solve`` ran out of budget (undecided), 4 an internal error (a bug),
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from fcanalyze import _core
+
+EXIT_OK = 0
+EXIT_UNSOLVABLE = 1
+EXIT_BAD_INPUT = 2
+EXIT_UNDECIDED = 3
+EXIT_INTERNAL = 4
+EXIT_INTERRUPTED = 130
+
+
+class BadInput(click.ClickException):
+    """Bad input from the user: one line on stderr, exit code 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(_core.__version__, "--version", prog_name="fcanalyze")
+def cli() -> None:
+    """FreeCell deal analysis: Microsoft deals, an exact solver and prover, difficulty tables and the
+    Easy/Normal/Hard manifest that game front ends consume."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the group, turning every error into one line on stderr and an exit code."""
+    try:
+        rv = cli.main(args=argv, prog_name="fcanalyze", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("fcanalyze: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as e:
+        code = EXIT_BAD_INPUT if isinstance(e, click.UsageError) else e.exit_code
+        click.echo(f"fcanalyze: error: {e.format_message()}", err=True)
+        sys.exit(code)
+    except _core.InternalError as e:
+        click.echo(f"fcanalyze: internal error (please report it): {e}", err=True)
+        sys.exit(EXIT_INTERNAL)
+    except KeyboardInterrupt:
+        click.echo("fcanalyze: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+
+
+# Commands register themselves on `cli`.
+from fcanalyze.cli import deal as _deal  # noqa: E402,F401
+from fcanalyze.cli import solve as _solve  # noqa: E402,F401

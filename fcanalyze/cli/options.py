@@ -1,0 +1,52 @@
+"""Options and helpers shared by several commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def format_option(f: F) -> F:
+    """``--format text|json``."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help="Human-readable text or machine-readable JSON.",
+    )(f)
+
+
+def cells_option(default: int = 4, help: str = "Number of free cells (0-8).") -> Callable[[F], F]:
+    """``--cells K``, checked to be 0..8."""
+    return click.option("--cells", type=click.IntRange(0, 8), default=default, show_default=True, help=help)
+
+
+def budget_options(f: F) -> F:
+    """``--max-positions`` and ``--time-limit``."""
+    f = click.option(
+        "--time-limit",
+        "time_limit_ms",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="MS",
+        help="Stop after this many milliseconds (the answer is then undecided).",
+    )(f)
+    return click.option(
+        "--max-positions",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Stop after storing this many positions (the answer is then undecided).",
+    )(f)
+
+
+def echo_json(obj: Any) -> None:
+    """Print one JSON document."""
+    click.echo(json.dumps(obj, indent=None, separators=(",", ":")))

@@ -1,0 +1,91 @@
+"""``fcanalyze solve``: solve or prove one deal or position."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import click
+
+from fcanalyze.board import layout_from_json, parse_board
+from fcanalyze.cli import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput, cli
+from fcanalyze.cli.options import budget_options, cells_option, echo_json, format_option
+from fcanalyze.deals import parse_deal_number
+from fcanalyze.solve import Result, solve
+
+
+def load_source(source: str) -> tuple[int | dict, str]:
+    """A deal number, or a layout read from a board file (``-`` for stdin; JSON or board text)."""
+    text: str | None = None
+    if source == "-":
+        text = sys.stdin.read()
+    elif Path(source).is_file():
+        try:
+            text = Path(source).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput(f"cannot read {source}: {e}") from None
+    if text is None:
+        if source.lstrip("+-").replace(",", "").replace("_", "").isdigit():
+            try:
+                n = parse_deal_number(source)
+            except ValueError as e:
+                raise BadInput(str(e)) from None
+            return n, f"deal {n}"
+        raise BadInput(f"{source!r} is neither a deal number nor a board file")
+    name = "stdin" if source == "-" else source
+    try:
+        layout = layout_from_json(text) if text.lstrip().startswith("{") else parse_board(text)
+    except ValueError as e:
+        raise BadInput(f"{name}: {e}") from None
+    return layout, name
+
+
+def describe(r: Result, what: str) -> str:
+    """One summary line for a result."""
+    head = f"{what}, {r.cells} free cell{'s' if r.cells != 1 else ''}"
+    stats = f"{r.positions:,} positions examined, {r.elapsed_ms:,.1f} ms"
+    if r.outcome == "solved":
+        return f"{head}: solved in {r.move_count} moves ({stats})"
+    if r.outcome == "unsolvable":
+        return f"{head}: unsolvable, proven ({stats}: every reachable position, none won)"
+    return f"{head}: undecided, the {r.exhausted} budget ran out ({stats})"
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("source")
+@cells_option()
+@budget_options
+@click.option(
+    "--prove",
+    is_flag=True,
+    help="Exhaustive depth-first search with no position budget unless --max-positions is given.",
+)
+@format_option
+def solve(
+    source: str, cells: int, max_positions: int | None, time_limit_ms: int | None, prove: bool, fmt: str
+) -> int:
+    """Solve SOURCE: a deal number, or a board file in Freecell Solver's format (``-`` reads stdin; a
+    file starting with ``{`` is read as a JSON position).
+
+    Prints the outcome (solved, unsolvable or undecided), the positions examined and the solution in
+    standard notation (columns 1-8, free cells a-g, foundations h; automatic moves not written). The
+    JSON form lists every move, automatic ones marked. Every solution printed has been replayed by the
+    independent checker. Exit code: 0 solved, 1 unsolvable (a finished proof), 3 undecided (a budget ran
+    out), 2 bad input.
+    """
+    src, what = load_source(source)
+    try:
+        r = solve(src, cells, max_positions=max_positions, time_limit_ms=time_limit_ms, prove=prove)
+    except ValueError as e:
+        raise BadInput(f"{what}: {e}" if isinstance(src, dict) else str(e)) from None
+    if fmt == "json":
+        doc = r.to_json()
+        if isinstance(src, dict):
+            doc["position"] = what
+        echo_json(doc)
+    else:
+        click.echo(describe(r, what))
+        if r.outcome == "solved" and r.notation:
+            click.echo(textwrap.fill(r.notation, width=78, break_on_hyphens=False))
+    return {"solved": EXIT_OK, "unsolvable": EXIT_UNSOLVABLE}.get(r.outcome, EXIT_UNDECIDED)

@@ -1,0 +1,65 @@
+"""Deal numbers and ranges (SPEC §1): Microsoft numbering, 1 to 8,589,934,591."""
+
+from __future__ import annotations
+
+import re
+
+from fcanalyze import _core
+
+MAX_DEAL: int = _core.MAX_DEAL
+
+_RANGE_PART = re.compile(r"^\s*(\S+?)\s*(?:-\s*(\S+)\s*)?$")
+
+
+def parse_deal_number(text: str | int) -> int:
+    """A deal number from user input; `ValueError` with a one-line reason when it is not one."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        n = text
+    else:
+        s = str(text).strip().replace("_", "").replace(",", "")
+        if not re.fullmatch(r"[+-]?\d+", s):
+            raise ValueError(f"{str(text).strip()!r} is not a deal number (expected a whole number 1 to {MAX_DEAL:,})")
+        n = int(s)
+    if n < 1 or n > MAX_DEAL:
+        raise ValueError(f"deal number {n} is out of range (deals are numbered 1 to {MAX_DEAL:,})")
+    return n
+
+
+def parse_range(text: str) -> list[tuple[int, int]]:
+    """Deal ranges such as ``1-32000``, ``617`` or ``1-100,200-300`` as sorted, merged, inclusive
+    ``(first, last)`` pairs. Raises `ValueError` for a malformed or reversed range."""
+    if not text or not text.strip():
+        raise ValueError("empty deal range (expected e.g. 1-32000, 617 or 1-100,200-300)")
+    spans: list[tuple[int, int]] = []
+    for part in text.split(","):
+        m = _RANGE_PART.match(part)
+        if not m:
+            raise ValueError(f"bad deal range {part.strip()!r} (expected e.g. 1-32000 or 617)")
+        first = parse_deal_number(m.group(1))
+        last = parse_deal_number(m.group(2)) if m.group(2) else first
+        if last < first:
+            raise ValueError(f"bad deal range {part.strip()!r}: {last} is below {first}")
+        spans.append((first, last))
+    spans.sort()
+    merged = [spans[0]]
+    for first, last in spans[1:]:
+        if first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def range_size(spans: list[tuple[int, int]]) -> int:
+    """Number of deals in merged spans."""
+    return sum(last - first + 1 for first, last in spans)
+
+
+def format_range(spans: list[tuple[int, int]]) -> str:
+    """The canonical text of merged spans, e.g. ``1-100,200-300``."""
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def deal_layout(n: int) -> dict:
+    """The layout of Microsoft deal `n` as a layout dict (8 columns, no cells, empty foundations)."""
+    return {"columns": _core.deal(parse_deal_number(n)), "cells": [], "foundations": {s: 0 for s in "CDHS"}}

@@ -1,0 +1,79 @@
+"""Solving one deal or position: the core's search, then the independent replay of every solution."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from fcanalyze import _core
+from fcanalyze.checker import replay
+from fcanalyze.deals import deal_layout, parse_deal_number
+
+Outcome = Literal["solved", "unsolvable", "undecided"]
+
+#: Default position budget of a search (about 35-47 bytes each: roughly 400 MB at most).
+DEFAULT_MAX_POSITIONS = 10_000_000
+#: Budget of ``prove=True`` searches: as many positions as the core can index.
+UNLIMITED_POSITIONS = 2**32 - 2
+
+
+@dataclass(frozen=True)
+class Result:
+    """The answer of one search (SPEC §3): exactly one outcome, with the positions it examined."""
+
+    outcome: Outcome
+    cells: int
+    positions: int
+    moves: list[dict] = field(repr=False)
+    move_count: int
+    notation: str = field(repr=False)
+    elapsed_ms: float
+    exhausted: str | None = None
+    deal: int | None = None
+
+    def to_json(self) -> dict:
+        """The JSON object printed by ``fcanalyze solve --format json``."""
+        return {
+            "deal": self.deal,
+            "cells": self.cells,
+            "outcome": self.outcome,
+            "positions": self.positions,
+            "move_count": self.move_count,
+            "moves": self.moves,
+            "notation": self.notation,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "exhausted": self.exhausted,
+        }
+
+
+def solve(
+    source: int | dict,
+    cells: int = 4,
+    *,
+    max_positions: int | None = None,
+    time_limit_ms: int | None = None,
+    prove: bool = False,
+) -> Result:
+    """Search deal number `source` (or a layout dict) with `cells` free cells.
+
+    The default is the best-first solver with a budget of `DEFAULT_MAX_POSITIONS`; ``prove=True`` runs
+    the exhaustive depth-first search, unbounded unless `max_positions` is given. Both are complete, so
+    ``unsolvable`` is always a finished proof; a budget hit gives ``undecided``. A solution is returned
+    only after the independent Python checker has replayed it to a won game.
+    """
+    deal = parse_deal_number(source) if not isinstance(source, dict) else None
+    layout = deal_layout(deal) if deal is not None else source
+    if max_positions is None:
+        max_positions = UNLIMITED_POSITIONS if prove else DEFAULT_MAX_POSITIONS
+    r = _core.solve(
+        layout,
+        cells,
+        max_positions=max_positions,
+        time_limit_ms=time_limit_ms,
+        strategy="prove" if prove else "solve",
+    )
+    if r["outcome"] == "solved":
+        check = replay(layout, cells, r["moves"])
+        if not check.ok:
+            raise _core.InternalError(f"the solver's line failed the independent replay: {check.reason}")
+    return Result(cells=cells, deal=deal, **r)

@@ -1,0 +1,45 @@
+"""Shared fixtures: paths, the installed ``fcanalyze`` command, Freecell Solver when present."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+FC_SOLVE = shutil.which("fc-solve")
+
+needs_fcs = pytest.mark.skipif(FC_SOLVE is None, reason="Freecell Solver (freecell-solver-bin) is not installed")
+
+
+def fcanalyze_command() -> list[str]:
+    """The ``fcanalyze`` console script installed beside this Python, as the README tells users to run it."""
+    script = Path(sys.executable).with_name("fcanalyze")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "fcanalyze"]
+
+
+def run_cli(*args: str, input: str | None = None, timeout: float = 300, cwd: Path | None = None):
+    """Run the installed command as a subprocess; returns the CompletedProcess (text mode)."""
+    return subprocess.run(
+        [*fcanalyze_command(), *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )
+
+
+def load_vectors() -> dict[int, list[list[str]]]:
+    """SPEC's deal vectors (a copy of ../shared/vectors/deals.txt)."""
+    out = {}
+    for line in (DATA / "deals.txt").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        n, layout = line.split(":", 1)
+        out[int(n)] = [col.split() for col in layout.split("|")]
+    return out
