@@ -77,3 +77,60 @@ def solve(
         if not check.ok:
             raise _core.InternalError(f"the solver's line failed the independent replay: {check.reason}")
     return Result(cells=cells, deal=deal, **r)
+
+
+@dataclass(frozen=True)
+class Classification:
+    """A deal's exact minimum number of free cells (SPEC §4), or the bounds that are proven.
+
+    ``searches`` holds one `Result` per cell count searched, in order. ``min_cells`` is set only when the
+    deal was solved with it and proven unsolvable with one cell fewer (or it is 0)."""
+
+    deal: int
+    lower: int
+    upper: int | None
+    searches: list[Result] = field(repr=False)
+
+    @property
+    def min_cells(self) -> int | None:
+        return self.lower if self.upper is not None and self.lower == self.upper else None
+
+    @property
+    def solution(self) -> Result | None:
+        """The search that solved the deal with `upper` cells."""
+        return next((s for s in self.searches if s.outcome == "solved"), None)
+
+    @property
+    def positions(self) -> int:
+        return sum(s.positions for s in self.searches)
+
+
+def classify(
+    deal: int,
+    max_cells: int = 4,
+    *,
+    max_positions: int = DEFAULT_MAX_POSITIONS,
+    time_limit_ms: int | None = None,
+) -> Classification:
+    """Find the least number of free cells (0..`max_cells`) that solves `deal`.
+
+    Cell counts are tried upwards from 0: every unsolvable one is a proof that raises the lower bound
+    (monotonicity, SPEC §4), and the first solved one is the minimum when the one below it was proven. A
+    search that runs out of budget leaves the bound where the proofs put it. Every solution is replayed
+    by the independent checker."""
+    layout = deal_layout(deal)
+    lower, upper = 0, None
+    searches: list[Result] = []
+    for cells in range(max_cells + 1):
+        r = _core.solve(layout, cells, max_positions=max_positions, time_limit_ms=time_limit_ms)
+        result = Result(cells=cells, deal=deal, **r)
+        searches.append(result)
+        if result.outcome == "unsolvable":
+            lower = cells + 1
+        elif result.outcome == "solved":
+            check = replay(layout, cells, result.moves)
+            if not check.ok:
+                raise _core.InternalError(f"deal {deal}, {cells} cells: the solver's line failed the replay: {check.reason}")
+            upper = cells
+            break
+    return Classification(deal=deal, lower=lower, upper=upper, searches=searches)

@@ -50,3 +50,37 @@ def budget_options(f: F) -> F:
 def echo_json(obj: Any) -> None:
     """Print one JSON document."""
     click.echo(json.dumps(obj, indent=None, separators=(",", ":")))
+
+
+def engine_options(f: F) -> F:
+    """``--engine``, ``--workers`` and ``--scheduler``."""
+    f = click.option(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler address (tcp://HOST:PORT); without it --engine dask starts a local cluster.",
+    )(f)
+    f = click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker processes (default: all cores).",
+    )(f)
+    return click.option(
+        "--engine",
+        type=click.Choice(["local", "dask"]),
+        default="local",
+        show_default=True,
+        help="Where shards are computed: local worker processes, or a Dask cluster.",
+    )(f)
+
+
+def open_engine(name: str, workers: int | None, scheduler: str | None):
+    """The engine for the command line's options; a missing optional dependency is a one-line error."""
+    from fcanalyze.cli import BadInput
+    from fcanalyze.engines import get_engine
+
+    try:
+        return get_engine(name, workers=workers, scheduler=scheduler)
+    except (ImportError, ValueError) as e:
+        raise BadInput(str(e)) from None

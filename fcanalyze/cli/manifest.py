@@ -1,0 +1,64 @@
+"""``fcanalyze manifest DIR`` and ``fcanalyze daily``: the games' manifest and the day's deal."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import click
+
+from fcanalyze import manifest as manifest_mod
+from fcanalyze.cli import BadInput, cli
+from fcanalyze.cli.options import echo_json, format_option
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write the manifest (default DIRECTORY/manifest.json).")
+def manifest(directory: Path, output: Path | None) -> None:
+    """Write the JSON manifest the games consume from a complete ``analyze`` run in DIRECTORY.
+
+    It lists, for easy, normal and hard, the sorted solvable deals of that class, the counts, the
+    unsolvable and undecided deals (never in a class list), the rules, how the daily deal is picked and
+    the provenance (range, tool version, date, table checksums). Schema: README, "The manifest"."""
+    try:
+        path, doc = manifest_mod.write(directory, output)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    counts = ", ".join(f"{k} {v:,}" for k, v in doc["counts"].items())
+    click.echo(f"{path}: deals {doc['range']}: {counts}")
+
+
+def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date:
+    if value is None:
+        return manifest_mod.today_in_japan()
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date (expected YYYY-MM-DD)") from None
+
+
+@cli.command()
+@click.option("--manifest", "manifest_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("results/32k/manifest.json"), show_default=True, help="The manifest to pick from.")
+@click.option("--date", callback=_date, default=None, metavar="YYYY-MM-DD",
+              help="The day (default: today in Japan, UTC+9, as the games count days).")
+@click.option("--class", "cls", type=click.Choice(["any", "easy", "normal", "hard"]), default="any",
+              show_default=True, help="Pick among the deals of this class.")
+@format_option
+def daily(manifest_path: Path, date: dt.date, cls: str, fmt: str) -> None:
+    """Print the day's deal: a deterministic pick from a manifest, the same for everyone on that date
+    and never an unsolvable or undecided deal.
+
+    The pick: i = first 8 bytes (big-endian) of sha256("fcanalyze-daily/1 DATE CLASS") modulo the number
+    of deals of the class (all three classes merged for "any"); the deal is the i-th of the sorted list."""
+    try:
+        doc = manifest_mod.load(manifest_path)
+        deal = manifest_mod.daily(doc, date, cls)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    if fmt == "json":
+        echo_json({"date": date.isoformat(), "class": cls, "deal": deal, "range": doc["range"]})
+    else:
+        click.echo(deal)

@@ -1,0 +1,144 @@
+"""The local engine: worker processes (``multiprocess``, spawned) fed one task at a time by the parent.
+
+The parent hands out tasks dynamically (solve times are heavy-tailed) over one pipe per worker, so it
+always knows which worker holds which task: when a worker dies (killed, out of memory, a crash in the
+core) its task goes back to the queue and a new worker replaces it; a task that kills three workers
+stops the run. Workers ignore Ctrl-C; the parent stops them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import traceback
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+import multiprocess
+from multiprocess.connection import wait
+
+from fcanalyze.engines import Engine, EngineError, Report, Task, TaskFn
+
+MAX_ATTEMPTS = 3
+REPORT_EVERY = 0.25  # seconds between progress messages from a worker
+
+
+def _worker_main(conn: Any, fn: TaskFn) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        tid, task = msg
+        pending = [0, {}]
+        last = [time.monotonic()]
+
+        def report(n: int, counts: dict[str, int]) -> None:
+            pending[0] += n
+            for k, v in counts.items():
+                pending[1][k] = pending[1].get(k, 0) + v
+            now = time.monotonic()
+            if now - last[0] >= REPORT_EVERY:
+                conn.send(("progress", tid, (pending[0], pending[1])))
+                pending[0], pending[1] = 0, {}
+                last[0] = now
+
+        try:
+            out = fn(task, report)
+        except BaseException:
+            conn.send(("error", tid, traceback.format_exc()))
+            return
+        if pending[0] or pending[1]:
+            conn.send(("progress", tid, (pending[0], pending[1])))
+        conn.send(("done", tid, out))
+
+
+class ProcessEngine(Engine):
+    """Tasks on `workers` local processes (default: all cores)."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+
+    def describe(self) -> str:
+        return f"local, {self.workers} worker processes"
+
+    def run(self, fn: TaskFn, tasks: list[Task], on_progress: Report) -> Iterator[tuple[Task, Any]]:
+        ctx = multiprocess.get_context("spawn")
+        todo = deque(range(len(tasks)))
+        done: set[int] = set()
+        attempts = [0] * len(tasks)
+        workers: dict[Any, dict[str, Any]] = {}  # parent connection -> {"proc", "task"}
+
+        def start_worker() -> None:
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker_main, args=(child, fn), daemon=True)
+            proc.start()
+            child.close()
+            workers[parent] = {"proc": proc, "task": None, "eof": False}
+
+        def feed(conn: Any) -> None:
+            w = workers[conn]
+            while todo and todo[0] in done:
+                todo.popleft()
+            if todo:
+                tid = todo.popleft()
+                attempts[tid] += 1
+                if attempts[tid] > MAX_ATTEMPTS:
+                    raise EngineError(f"shard {tasks[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up")
+                w["task"] = tid
+                conn.send((tid, tasks[tid]))
+            else:
+                w["task"] = None
+                conn.send(None)
+
+        def retire(conn: Any) -> None:
+            w = workers.pop(conn)
+            tid = w["task"]
+            if tid is not None and tid not in done:
+                todo.appendleft(tid)
+            conn.close()
+            w["proc"].join(timeout=1)
+
+        try:
+            for _ in range(min(self.workers, len(tasks))):
+                start_worker()
+            for conn in list(workers):
+                feed(conn)
+            while len(done) < len(tasks):
+                sentinels = {w["proc"].sentinel: c for c, w in workers.items()}
+                live = [c for c, w in workers.items() if not w["eof"]]
+                for r in wait(live + list(sentinels), timeout=1.0):
+                    conn = sentinels.get(r, r)
+                    while conn in workers and not workers[conn]["eof"] and conn.poll():
+                        try:
+                            kind, tid, payload = conn.recv()
+                        except (EOFError, OSError):
+                            workers[conn]["eof"] = True
+                            break
+                        if kind == "progress":
+                            on_progress(*payload)
+                        elif kind == "error":
+                            raise EngineError(f"shard {tasks[tid].block} failed in a worker:\n{payload}")
+                        elif kind == "done":
+                            workers[conn]["task"] = None
+                            if tid not in done:
+                                done.add(tid)
+                                yield tasks[tid], payload
+                            feed(conn)
+                    if conn in workers and not workers[conn]["proc"].is_alive():
+                        retire(conn)
+                        if todo and len(done) < len(tasks):
+                            start_worker()
+                            feed(next(reversed(workers)))
+        finally:
+            for conn, w in workers.items():
+                if w["task"] is not None or w["proc"].is_alive():
+                    w["proc"].terminate()
+                w["proc"].join(timeout=5)
+                if w["proc"].is_alive():
+                    w["proc"].kill()
+                conn.close()

@@ -1,0 +1,253 @@
+"""Running a pipeline over a range of deals: shards of fixed blocks, resume, progress, tables.
+
+A run is a job (``analyze`` or ``verify``) with a configuration over a range. The range is cut into
+fixed blocks of deal numbers (``shard_size`` deals, aligned: 1-1000, 1001-2000, ...), the same whatever
+the engine or the number of workers. Each block is one task; its tables come back to the parent, which
+writes them atomically and records them in ``run.json`` (with checksums) before taking the next result.
+Re-running the same command skips the blocks whose files verify and computes only the rest; a different
+configuration in the same directory is refused.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fcanalyze import _core, records, tables
+from fcanalyze.deals import format_range, range_size
+from fcanalyze.engines import Engine, Report, Task
+from fcanalyze.solve import DEFAULT_MAX_POSITIONS, classify
+
+DEFAULT_SHARD_SIZE = 1000
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a run computes per shard, and the tables it writes."""
+
+    name: str
+    shard_tables: tuple[str, ...]
+    counters: tuple[str, ...]
+    run_task: Callable[[Task, Report], dict[str, Any]]
+    finish: Callable[[Path, dict[str, Any]], dict[str, pa.Table]]
+
+
+def plan(spans: list[tuple[int, int]], shard_size: int) -> list[tuple[str, tuple[tuple[int, int], ...]]]:
+    """Cut merged spans into fixed, aligned blocks: ``[(block name, spans inside the block), ...]``."""
+    blocks: dict[int, list[tuple[int, int]]] = {}
+    for first, last in spans:
+        a = first
+        while a <= last:
+            b = (a - 1) // shard_size
+            end = min(last, (b + 1) * shard_size)
+            blocks.setdefault(b, []).append((a, end))
+            a = end + 1
+    return [
+        (tables.block_name(b * shard_size + 1, (b + 1) * shard_size), tuple(s)) for b, s in sorted(blocks.items())
+    ]
+
+
+def _deals(task: Task) -> list[int]:
+    return [d for a, b in task.spans for d in range(a, b + 1)]
+
+
+# -- analyze: exact minimum cells per deal ------------------------------------------------------------
+
+
+def analyze_task(task: Task, report: Report) -> dict[str, Any]:
+    """Classify every deal of one shard (runs in a worker)."""
+    cfg = task.config
+    deals: dict[str, list] = {f.name: [] for f in records.DEALS}
+    searches: dict[str, list] = {f.name: [] for f in records.SEARCHES}
+    counts: Counter[str] = Counter()
+    for deal in _deals(task):
+        c = classify(
+            deal, cfg["max_cells"], max_positions=cfg["max_positions"], time_limit_ms=cfg["time_limit_ms"]
+        )
+        sol = c.solution
+        cls = records.difficulty(c.lower, c.upper)
+        for col, value in (
+            ("deal", deal),
+            ("min_cells", c.min_cells),
+            ("min_cells_lower", c.lower),
+            ("min_cells_upper", c.upper),
+            ("difficulty", cls),
+            ("moves", sol.move_count if sol else None),
+            ("solution", sol.notation if sol else None),
+            ("positions", c.positions),
+        ):
+            deals[col].append(value)
+        for s in c.searches:
+            for col, value in (
+                ("deal", deal),
+                ("cells", s.cells),
+                ("outcome", s.outcome),
+                ("positions", s.positions),
+                ("moves", s.move_count if s.outcome == "solved" else None),
+                ("elapsed_ms", s.elapsed_ms),
+                ("exhausted", s.exhausted),
+            ):
+                searches[col].append(value)
+        counts[cls] += 1
+        report(1, {cls: 1})
+    return {
+        "tables": {
+            "deals": records.to_table("deals", deals, cfg),
+            "searches": records.to_table("searches", searches, cfg),
+        },
+        "counts": dict(counts),
+    }
+
+
+def analyze_finish(out: Path, run: dict[str, Any]) -> dict[str, pa.Table]:
+    """The ``unsolvable`` table: deals proven unsolvable with 4 cells, with their 4-cell proof's size."""
+    deals = tables.read_table(out, "deals")
+    searches = tables.read_table(out, "searches")
+    bad = deals.filter(pc.equal(deals["difficulty"], "unsolvable"))
+    proofs = searches.filter(
+        pc.and_(pc.equal(searches["cells"], 4), pc.equal(searches["outcome"], "unsolvable"))
+    )
+    positions = dict(zip(proofs["deal"].to_pylist(), proofs["positions"].to_pylist(), strict=True))
+    rows = {
+        "deal": bad["deal"].to_pylist(),
+        "positions": [positions[d] for d in bad["deal"].to_pylist()],
+        "min_cells": bad["min_cells"].to_pylist(),
+    }
+    return {"unsolvable": records.to_table("unsolvable", rows, run["config"])}
+
+
+ANALYZE = Job(
+    name="analyze",
+    shard_tables=("deals", "searches"),
+    counters=records.CLASSES,
+    run_task=analyze_task,
+    finish=analyze_finish,
+)
+
+JOBS: dict[str, Job] = {"analyze": ANALYZE}
+
+
+# -- the parent -----------------------------------------------------------------------------------------
+
+
+def analyze_config(
+    max_cells: int = 4,
+    max_positions: int = DEFAULT_MAX_POSITIONS,
+    time_limit_ms: int | None = None,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+) -> dict[str, Any]:
+    """The configuration of an ``analyze`` run (everything that changes its tables)."""
+    if not 0 <= max_cells <= 8:
+        raise ValueError(f"--max-cells {max_cells} is out of range (0 to 8)")
+    return {
+        "max_cells": max_cells,
+        "max_positions": max_positions,
+        "time_limit_ms": time_limit_ms,
+        "shard_size": shard_size,
+    }
+
+
+@dataclass
+class RunResult:
+    """What a finished run did."""
+
+    out: Path
+    run: dict[str, Any]
+    computed: int = 0
+    skipped: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+def _versions() -> dict[str, str]:
+    return {
+        "fcanalyze": _core.__version__,
+        "schema": str(records.SCHEMA_VERSION),
+        "python": platform.python_version(),
+        "pyarrow": pa.__version__,
+    }
+
+
+def _identity(job: str, range_text: str, config: dict[str, Any]) -> dict[str, Any]:
+    return {"job": job, "range": range_text, "config": config, "fcanalyze": _core.__version__,
+            "schema": records.SCHEMA_VERSION}
+
+
+def _check_compatible(path: Path, run: dict[str, Any], want: dict[str, Any]) -> None:
+    have = {k: run.get(k) for k in want}
+    if have == want:
+        return
+    diffs = []
+    for k in want:
+        if k == "config":
+            diffs += [f"{c} {have['config'].get(c)!r} -> {v!r}" for c, v in want["config"].items()
+                      if (have.get("config") or {}).get(c) != v]
+        elif have[k] != want[k]:
+            diffs.append(f"{k} {have[k]!r} -> {want[k]!r}")
+    raise ValueError(
+        f"{path} holds a run with a different configuration ({'; '.join(diffs)}); "
+        "re-run with the same options or use a new --out directory"
+    )
+
+
+def run(
+    job_name: str,
+    spans: list[tuple[int, int]],
+    out: Path,
+    engine: Engine,
+    config: dict[str, Any],
+    on_progress: Callable[[int, dict[str, int]], None] | None = None,
+    on_skip: Callable[[int, dict[str, int]], None] | None = None,
+) -> RunResult:
+    """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there."""
+    job = JOBS[job_name]
+    out = Path(out)
+    range_text = format_range(spans)
+    identity = _identity(job_name, range_text, config)
+    existing = tables.read_run(out)
+    if existing is not None:
+        _check_compatible(out / tables.RUN_FILE, existing, identity)
+        manifest = existing
+    else:
+        if out.exists() and any(out.iterdir()):
+            raise ValueError(f"{out} is not empty and holds no fcanalyze run; use an empty or new --out directory")
+        manifest = {"format": tables.RUN_FORMAT, **identity, "versions": _versions(), "rules": records.RULES,
+                    "deals": range_size(spans), "shards": {}, "complete": False}
+    manifest["complete"] = False
+    result = RunResult(out=out, run=manifest)
+    tasks = []
+    for block, block_spans in plan(spans, config["shard_size"]):
+        entry = manifest["shards"].get(block)
+        if entry is not None and tables.shard_is_complete(out, block, entry):
+            result.skipped += 1
+            result.counts.update(entry["counts"])
+            if on_skip:
+                on_skip(entry["deals"], entry["counts"])
+            continue
+        manifest["shards"].pop(block, None)
+        tasks.append(Task(job=job_name, config=config, block=block, spans=block_spans))
+    tables.write_json(out / tables.RUN_FILE, manifest)
+    for task, output in engine.run(job.run_task, tasks, on_progress or (lambda n, c: None)):
+        files = {
+            name: tables.write_table(tables.shard_path(out, name, task.block), output["tables"][name])
+            for name in job.shard_tables
+        }
+        manifest["shards"][task.block] = {"deals": task.deals, "files": files, "counts": output["counts"]}
+        tables.write_json(out / tables.RUN_FILE, manifest)
+        result.computed += 1
+        result.counts.update(output["counts"])
+    manifest["shards"] = dict(sorted(manifest["shards"].items()))
+    manifest["counts"] = {k: result.counts.get(k, 0) for k in job.counters}
+    manifest["tables"] = {
+        name: tables.write_table(out / name / f"{name}.parquet", table)
+        for name, table in job.finish(out, manifest).items()
+    }
+    manifest["complete"] = True
+    tables.write_json(out / tables.RUN_FILE, manifest)
+    return result

@@ -1,0 +1,138 @@
+"""Summaries of a run's tables: counts per class and cell count, cost distributions, and the comparison
+with the published figures of SPEC §6 for the range analysed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fcanalyze import published, records, tables
+from fcanalyze.deals import parse_range
+
+
+def _quantiles(values: pa.Array | pa.ChunkedArray, qs=(0.5, 0.9, 0.99)) -> dict[str, float]:
+    if len(values) == 0:
+        return {}
+    out = {f"p{round(q * 100)}": float(v) for q, v in zip(qs, pc.quantile(values, q=list(qs)).to_pylist(), strict=True)}
+    out["mean"] = float(pc.mean(values).as_py())
+    out["max"] = float(pc.max(values).as_py())
+    return out
+
+
+def _compare(ours: dict[Any, int], theirs: dict[Any, int]) -> list[dict[str, Any]]:
+    return [{"key": k, "ours": ours.get(k, 0), "published": v, "match": ours.get(k, 0) == v} for k, v in theirs.items()]
+
+
+def summarize(out: Path) -> dict[str, Any]:
+    """Figures of the (complete or partial) run in `out`."""
+    out = Path(out)
+    run = tables.read_run(out)
+    if run is None:
+        raise ValueError(f"{out} holds no fcanalyze run")
+    if not run.get("shards"):
+        raise ValueError(f"the run in {out} has no finished shard yet")
+    spans = parse_range(run["range"])
+    stats: dict[str, Any] = {"range": run["range"], "job": run["job"], "config": run["config"],
+                             "complete": run.get("complete", False)}
+    searches = tables.read_table(out, "searches")
+    stats["deals_done"] = sum(s["deals"] for s in run["shards"].values())
+    stats["deals"] = run["deals"]
+    per_cells = []
+    for k in sorted(set(searches["cells"].to_pylist())):
+        s = searches.filter(pc.equal(searches["cells"], k))
+        row: dict[str, Any] = {"cells": k}
+        for outcome in ("solved", "unsolvable", "undecided"):
+            row[outcome] = int(pc.sum(pc.equal(s["outcome"], outcome)).as_py() or 0)
+        row["positions"] = _quantiles(s["positions"])
+        row["cpu_s"] = float(pc.sum(s["elapsed_ms"]).as_py() or 0) / 1e3
+        per_cells.append(row)
+    stats["searches"] = per_cells
+    stats["cpu_s"] = float(pc.sum(searches["elapsed_ms"]).as_py() or 0) / 1e3
+    per_deal_ms = searches.group_by("deal").aggregate([("elapsed_ms", "sum")])
+    stats["ms_per_deal"] = _quantiles(per_deal_ms["elapsed_ms_sum"])
+    slow = per_deal_ms.sort_by([("elapsed_ms_sum", "descending")]).slice(0, 10)
+    stats["slowest"] = [{"deal": d, "ms": round(m, 1)} for d, m in
+                        zip(slow["deal"].to_pylist(), slow["elapsed_ms_sum"].to_pylist(), strict=True)]
+    if run["job"] == "analyze":
+        deals = tables.read_table(out, "deals")
+        stats["classes"] = {c: int(pc.sum(pc.equal(deals["difficulty"], c)).as_py() or 0) for c in records.CLASSES}
+        exact = deals.filter(pc.is_valid(deals["min_cells"]))
+        stats["min_cells"] = {int(k): int(v) for k, v in zip(*_value_counts(exact["min_cells"]), strict=True)}
+        stats["bounds_only"] = deals.num_rows - exact.num_rows
+        stats["moves"] = _quantiles(deals.filter(pc.is_valid(deals["moves"]))["moves"])
+        stats["unsolvable_deals"] = deals.filter(pc.equal(deals["difficulty"], "unsolvable"))["deal"].to_pylist()
+        stats["undecided_deals"] = deals.filter(pc.equal(deals["difficulty"], "undecided"))["deal"].to_pylist()
+        stats["published"] = _published_analyze(spans, stats, run)
+    return stats
+
+
+def _value_counts(arr: pa.ChunkedArray) -> tuple[list[Any], list[int]]:
+    vc = pc.value_counts(arr).to_pylist()
+    vc.sort(key=lambda x: x["values"])
+    return [x["values"] for x in vc], [x["counts"] for x in vc]
+
+
+def _published_analyze(spans: list[tuple[int, int]], stats: dict[str, Any], run: dict[str, Any]) -> list[dict]:
+    out: list[dict[str, Any]] = []
+    if published.covers(spans, 1, 32000) and stats["complete"]:
+        ours = dict(stats["min_cells"])
+        if run["config"]["max_cells"] < 5:
+            # 11982-like deals are only bounded below by 5 when the search stops at 4 cells.
+            ours[5] = ours.get(5, 0) + stats["classes"]["unsolvable"]
+        out.append({"what": "min cells, deals 1-32,000 (T. Pringle)",
+                    "rows": _compare(ours, published.MIN_CELLS_32K)})
+        out.append({"what": "classes, deals 1-32,000", "rows": _compare(stats["classes"], published.CLASSES_32K)})
+    known = published.known_unsolvable_in(spans)
+    if known or any(a <= 1_000_000 for a, _ in spans):
+        inside = [d for d in stats["unsolvable_deals"] if d <= 1_000_000]
+        out.append({"what": "unsolvable with 4 cells within 1-1,000,000 (Pringle & Fish)",
+                    "rows": [{"key": "deals", "ours": inside, "published": known, "match": inside == known}]})
+    return out
+
+
+def _fmt(v: float) -> str:
+    return f"{v:,.0f}" if v >= 100 else f"{v:,.2f}".rstrip("0").rstrip(".")
+
+
+def render(stats: dict[str, Any]) -> str:
+    """The summary as Markdown."""
+    lines = [f"# fcanalyze summary: deals {stats['range']} ({stats['job']})", ""]
+    cfg = stats["config"]
+    lines.append(f"- configuration: {', '.join(f'{k} {v}' for k, v in cfg.items())}")
+    lines.append(f"- deals done: {stats['deals_done']:,} of {stats['deals']:,}"
+                 + ("" if stats["complete"] else " (run not complete)"))
+    lines.append(f"- search CPU time: {stats['cpu_s']:,.1f} s; per deal (ms): "
+                 + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["ms_per_deal"].items()))
+    if "classes" in stats:
+        lines += ["", "## Classes", "", "| class | deals |", "| --- | ---: |"]
+        lines += [f"| {c} | {n:,} |" for c, n in stats["classes"].items()]
+        lines += ["", "## Minimum free cells (exact)", "", "| min cells | deals |", "| ---: | ---: |"]
+        lines += [f"| {k} | {n:,} |" for k, n in stats["min_cells"].items()]
+        lines.append(f"| bounds only | {stats['bounds_only']:,} |")
+        if stats["moves"]:
+            lines += ["", "Solution length at the minimum number of cells (player moves, automatic moves not "
+                      "counted, supermoves once): " + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items())]
+        lines += ["", f"Unsolvable with 4 cells: {', '.join(map(str, stats['unsolvable_deals'])) or 'none'}.",
+                  f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}."]
+    lines += ["", "## Searches per cell count", "",
+              "| cells | solved | unsolvable | undecided | positions p50 | p90 | p99 | max | CPU s |",
+              "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in stats["searches"]:
+        p = r["positions"]
+        lines.append(f"| {r['cells']} | {r['solved']:,} | {r['unsolvable']:,} | {r['undecided']:,} | "
+                     f"{_fmt(p['p50'])} | {_fmt(p['p90'])} | {_fmt(p['p99'])} | {_fmt(p['max'])} | {r['cpu_s']:,.1f} |")
+    lines += ["", "Slowest deals (all searches, ms): "
+              + ", ".join(f"{s['deal']} ({_fmt(s['ms'])})" for s in stats["slowest"])]
+    if stats.get("published"):
+        lines += ["", "## Against the published figures (SPEC §6)", ""]
+        for block in stats["published"]:
+            lines += [f"{block['what']}:", "", "| | ours | published | |", "| --- | ---: | ---: | --- |"]
+            for r in block["rows"]:
+                ours = r["ours"] if not isinstance(r["ours"], list) else ", ".join(map(str, r["ours"])) or "none"
+                theirs = r["published"] if not isinstance(r["published"], list) else ", ".join(map(str, r["published"]))
+                lines.append(f"| {r['key']} | {ours} | {theirs} | {'match' if r['match'] else 'DIFFERS'} |")
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,115 @@
+"""Tables on disk: Parquet shards per fixed block of deal numbers, written atomically, and the run
+manifest (``run.json``) that says which shards are complete and what they hold.
+
+Layout of an output directory::
+
+    OUT/run.json                                   # config, versions, shards (rows, sha256), counts
+    OUT/deals/deals-0000000001-0000001000.parquet  # one logical table per directory
+    OUT/searches/searches-0000000001-0000001000.parquet
+    OUT/unsolvable/unsolvable.parquet              # derived by the parent at the end
+
+``pandas.read_parquet(OUT / "deals")`` reads a whole table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+RUN_FILE = "run.json"
+RUN_FORMAT = "fcanalyze-run/1"
+COMPRESSION = "zstd"
+
+
+def block_name(first: int, last: int) -> str:
+    """The zero-padded name of a block of deal numbers, e.g. ``0000000001-0000001000``."""
+    return f"{first:010d}-{last:010d}"
+
+
+def shard_path(out: Path, table: str, block: str) -> Path:
+    return out / table / f"{table}-{block}.parquet"
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _atomic(path: Path, write) -> None:
+    """Call ``write(tmp_path)`` then rename the temporary file over `path` (same directory, fsynced)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(path: Path, table: pa.Table) -> dict[str, Any]:
+    """Write `table` to `path` atomically; returns its entry for the run manifest (rows, bytes, sha256)."""
+    _atomic(path, lambda tmp: pq.write_table(table, tmp, compression=COMPRESSION, write_statistics=True))
+    return {"rows": table.num_rows, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a text file atomically."""
+    _atomic(path, lambda tmp: Path(tmp).write_text(text))
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write JSON atomically (indented, newline-terminated)."""
+    write_text(path, json.dumps(obj, indent=1) + "\n")
+
+
+def read_run(out: Path) -> dict[str, Any] | None:
+    """The run manifest of `out`, or None when there is none."""
+    path = out / RUN_FILE
+    if not path.exists():
+        return None
+    try:
+        run = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path} is not a readable run manifest ({e}); use another --out directory") from None
+    if not isinstance(run, dict) or run.get("format") != RUN_FORMAT:
+        raise ValueError(f"{path} is not an fcanalyze run manifest; use another --out directory")
+    return run
+
+
+def shard_is_complete(out: Path, block: str, entry: dict[str, Any]) -> bool:
+    """True when every file the manifest lists for a shard exists with its recorded checksum."""
+    files = entry.get("files", {})
+    return bool(files) and all(
+        shard_path(out, table, block).exists() and sha256_file(shard_path(out, table, block)) == f["sha256"]
+        for table, f in files.items()
+    )
+
+
+def read_table(out: Path, table: str) -> pa.Table:
+    """A whole logical table (all its shards) sorted by deal (and cells)."""
+    directory = Path(out) / table
+    files = sorted(directory.glob(f"{table}-*.parquet")) or sorted(directory.glob("*.parquet"))
+    if not files:
+        raise ValueError(f"no {table} table in {out}")
+    t = pa.concat_tables(pq.read_table(f) for f in files)
+    keys = [("deal", "ascending")] + ([("cells", "ascending")] if "cells" in t.column_names else [])
+    return t.sort_by(keys)
+
+
+def iter_shards(out: Path, table: str) -> Iterator[Path]:
+    yield from sorted((Path(out) / table).glob(f"{table}-*.parquet"))

@@ -1,0 +1,247 @@
+"""The batch pipeline end to end: analyze, shards and resume (with a real SIGKILL), identical tables
+whatever the workers, the manifest and daily pick, the summary."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import psutil
+import pyarrow.parquet as pq
+import pytest
+from conftest import fcanalyze_command, run_cli
+
+from fcanalyze import _core, manifest, replay, tables
+from fcanalyze.records import SCHEMA_VERSION
+
+# Small budgets keep these tests quick; positions budgets (unlike time) keep them deterministic.
+RANGE = "1-24,164,617"
+ARGS = ["--max-positions", "150000", "--shard-size", "8"]
+
+
+def analyze(out: Path, *extra: str, range_text: str = RANGE):
+    return run_cli("analyze", range_text, "--out", str(out), *ARGS, *extra)
+
+
+def frames(out: Path) -> dict[str, pd.DataFrame]:
+    """The tables, deterministic columns only (elapsed_ms is a measurement)."""
+    return {
+        "deals": pd.read_parquet(out / "deals"),
+        "searches": pd.read_parquet(out / "searches").drop(columns=["elapsed_ms"]),
+        "unsolvable": pd.read_parquet(out / "unsolvable"),
+    }
+
+
+def assert_same_tables(a: Path, b: Path) -> None:
+    fa, fb = frames(a), frames(b)
+    for name in fa:
+        pd.testing.assert_frame_equal(
+            fa[name].sort_values(list(fa[name].columns[:2])).reset_index(drop=True),
+            fb[name].sort_values(list(fb[name].columns[:2])).reset_index(drop=True),
+            check_exact=True,
+        )
+    # The deals shards hold no measurement: the files themselves are identical.
+    for path in tables.iter_shards(a, "deals"):
+        assert path.read_bytes() == (b / "deals" / path.name).read_bytes(), path.name
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ref") / "run"
+    r = analyze(out, "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_tables_schema_and_classes(reference):
+    deals = pd.read_parquet(reference / "deals")
+    assert list(deals["deal"]) == [*range(1, 25), 164, 617]
+    by_deal = deals.set_index("deal")
+    # SPEC §6: deal 1 needs 3 cells, 2 needs 1, 3 needs 2, 164 needs 0, 617 needs 4.
+    for deal, need, cls in [(1, 3, "hard"), (2, 1, "easy"), (3, 2, "normal"), (164, 0, "easy"), (617, 4, "hard")]:
+        assert by_deal.loc[deal, "min_cells"] == need
+        assert by_deal.loc[deal, "difficulty"] == cls
+    assert set(deals["difficulty"]) <= {"easy", "normal", "hard", "unsolvable", "undecided"}
+    meta = pq.read_schema(next(tables.iter_shards(reference, "deals"))).metadata
+    assert meta[b"fcanalyze.schema_version"] == str(SCHEMA_VERSION).encode()
+    assert json.loads(meta[b"fcanalyze.config"])["max_positions"] == 150000
+    assert b"FreeCell" in meta[b"fcanalyze.rules"]
+    searches = pd.read_parquet(reference / "searches")
+    # Bounds agree with the searches: every cell count below the lower bound was proven unsolvable.
+    for row in deals.itertuples():
+        s = searches[searches["deal"] == row.deal].set_index("cells")
+        assert all(s.loc[k, "outcome"] == "unsolvable" for k in range(row.min_cells_lower))
+        if pd.notna(row.min_cells_upper):
+            assert s.loc[row.min_cells_upper, "outcome"] == "solved"
+            assert s.loc[row.min_cells_upper, "moves"] == row.moves
+
+
+def test_every_solution_replays(reference):
+    deals = pd.read_parquet(reference / "deals")
+    for row in deals[deals["solution"].notna()].itertuples():
+        layout = {"columns": _core.deal(row.deal)}
+        r = replay(layout, int(row.min_cells_upper), _core.parse_notation(row.solution), autos="implied")
+        assert r.ok, (row.deal, r.reason)
+        assert r.moves == row.moves
+
+
+def test_two_workers_give_the_same_tables(reference, tmp_path):
+    r = analyze(tmp_path / "two", "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert_same_tables(reference, tmp_path / "two")
+
+
+def test_resume_after_sigkill(reference, tmp_path):
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [*fcanalyze_command(), "analyze", RANGE, "--out", str(out), *ARGS, "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        run = tables.read_run(out) if (out / "run.json").exists() else None
+        if run and run["shards"]:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("no shard finished in time")
+    os.killpg(proc.pid, signal.SIGKILL)  # the parent and its workers, mid-run
+    proc.wait()
+    run = tables.read_run(out)
+    assert not run["complete"]
+    done_before = set(run["shards"])
+    assert 0 < len(done_before) < 4
+    mtimes = {b: tables.shard_path(out, "deals", b).stat().st_mtime_ns for b in done_before}
+    r = analyze(out, "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert f"{len(done_before)} already done" in r.stdout
+    for b in done_before:  # finished shards were not redone
+        assert tables.shard_path(out, "deals", b).stat().st_mtime_ns == mtimes[b]
+    assert tables.read_run(out)["complete"]
+    assert not list(out.rglob("*.tmp"))
+    assert_same_tables(reference, out)
+
+
+def test_a_crashed_worker_is_replaced(reference, tmp_path):
+    out = tmp_path / "crash"
+    proc = subprocess.Popen(
+        [*fcanalyze_command(), "analyze", RANGE, "--out", str(out), *ARGS, "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    parent = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60
+    killed = False
+    while time.monotonic() < deadline and not killed:
+        kids = [k for k in parent.children() if "spawn" in " ".join(k.cmdline())]
+        if kids and (out / "run.json").exists():
+            kids[0].kill()
+            killed = True
+        time.sleep(0.05)
+    assert killed, "no worker process seen"
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert_same_tables(reference, out)
+
+
+def test_changed_configuration_is_refused(reference, tmp_path):
+    out = tmp_path / "cfg"
+    assert analyze(out, "--workers", "1", range_text="1-8").returncode == 0
+    before = (out / "run.json").read_text()
+    for extra, what in [(["--max-cells", "3"], "max_cells 4 -> 3"), (["--max-positions", "5000"], "max_positions")]:
+        r = run_cli("analyze", "1-8", "--out", str(out), "--shard-size", "8", *extra)
+        assert r.returncode == 2
+        assert "different configuration" in r.stderr and what in r.stderr
+    r = analyze(out, range_text="1-9")
+    assert r.returncode == 2 and "range '1-8' -> '1-9'" in r.stderr
+    assert (out / "run.json").read_text() == before  # nothing already written is lost
+
+
+def test_refuses_a_foreign_directory(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    r = analyze(tmp_path, range_text="1-2")
+    assert r.returncode == 2 and "not empty" in r.stderr
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_manifest_and_daily(reference, tmp_path):
+    r = run_cli("manifest", str(reference), "-o", str(tmp_path / "m.json"))
+    assert r.returncode == 0, r.stderr
+    doc = manifest.load(tmp_path / "m.json")
+    deals = pd.read_parquet(reference / "deals")
+    for cls in ("easy", "normal", "hard"):
+        assert doc["classes"][cls] == sorted(deals.loc[deals["difficulty"] == cls, "deal"])
+    assert doc["counts"]["undecided"] == len(doc["undecided"])
+    assert doc["provenance"]["version"] == _core.__version__
+    assert doc["provenance"]["tables"]["deals"]["rows"] == len(deals)
+    # The daily pick: deterministic, from the class asked, never unsolvable or undecided.
+    m = str(tmp_path / "m.json")
+    picks = set()
+    for day in range(20):
+        date = (dt.date(2026, 1, 1) + dt.timedelta(days=day)).isoformat()
+        a = run_cli("daily", "--manifest", m, "--date", date, "--class", "normal", "--format", "json")
+        b = run_cli("daily", "--manifest", m, "--date", date, "--class", "normal", "--format", "json")
+        assert a.returncode == 0 and a.stdout == b.stdout
+        deal = json.loads(a.stdout)["deal"]
+        assert deal in doc["classes"]["normal"]
+        picks.add(deal)
+    assert len(picks) > 1
+    # Any solvable class by default, today's date in Japan.
+    deal = int(run_cli("daily", "--manifest", m).stdout)
+    assert deal not in doc["unsolvable"] + doc["undecided"]
+    assert manifest.daily(doc, manifest.today_in_japan(), "any") == deal
+
+
+def test_manifest_validation_catches_defects(reference):
+    doc = manifest.build(reference)
+    manifest.validate(doc)
+    bad = json.loads(json.dumps(doc))
+    bad["classes"]["easy"] = sorted([*bad["classes"]["easy"], bad["classes"]["hard"][0]])
+    bad["counts"]["easy"] += 1
+    with pytest.raises(ValueError, match="shares deals"):
+        manifest.validate(bad)
+    bad = json.loads(json.dumps(doc))
+    bad["counts"]["hard"] += 1
+    with pytest.raises(ValueError, match="counts"):
+        manifest.validate(bad)
+
+
+def test_manifest_refuses_an_incomplete_run(tmp_path):
+    out = tmp_path / "inc"
+    assert analyze(out, "--workers", "1", range_text="1-8").returncode == 0
+    run = tables.read_run(out)
+    run["complete"] = False
+    tables.write_json(out / "run.json", run)
+    r = run_cli("manifest", str(out))
+    assert r.returncode == 2 and "not complete" in r.stderr
+
+
+def test_summary(reference):
+    r = run_cli("summary", str(reference))
+    assert r.returncode == 0, r.stderr
+    assert "## Classes" in r.stdout and "## Searches per cell count" in r.stdout
+    stats = json.loads(run_cli("summary", str(reference), "--format", "json").stdout)
+    deals = pd.read_parquet(reference / "deals")
+    assert stats["classes"]["hard"] == int((deals["difficulty"] == "hard").sum())
+    assert sum(stats["classes"].values()) == len(deals)
+
+
+def test_bad_ranges_and_options(tmp_path):
+    for args, msg in [
+        (["analyze", "0-5", "--out", str(tmp_path / "x")], "out of range"),
+        (["analyze", "5-1", "--out", str(tmp_path / "x")], "below"),
+        (["analyze", "1-5", "--out", str(tmp_path / "x"), "--max-cells", "9"], "--max-cells"),
+        (["manifest", str(tmp_path / "nothing")], "holds no analyze run"),
+    ]:
+        r = run_cli(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1
