@@ -50,3 +50,9 @@ def format_notation(moves: list[MoveDict]) -> str:
 
 def parse_notation(text: str) -> list[MoveDict]:
     """Player moves from standard notation."""
+
+def successors(
+    source: int | Layout, cells: int
+) -> tuple[list[MoveDict], Layout, list[tuple[MoveDict, list[MoveDict], Layout]]]:
+    """The search's move generator, for cross-checks: (automatic moves settling the position, the settled
+    layout, [(move, its automatic moves, resulting layout), ...])."""

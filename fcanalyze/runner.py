@@ -131,7 +131,65 @@ ANALYZE = Job(
     finish=analyze_finish,
 )
 
-JOBS: dict[str, Job] = {"analyze": ANALYZE}
+
+# -- verify: solve every deal with 4 cells, prove the rest -------------------------------------------
+
+VERIFY_COUNTERS = ("solved", "unsolvable", "undecided")
+VERIFY_CHUNK = 100  # deals per core call: small enough for a lively progress bar
+
+
+def verify_task(task: Task, report: Report) -> dict[str, Any]:
+    """Solve every deal of one shard with 4 cells; prove each one the solver's budget does not settle."""
+    cfg = task.config
+    rows: dict[str, list] = {f.name: [] for f in records.SEARCHES}
+    counts: Counter[str] = Counter()
+    deals = _deals(task)
+    for i in range(0, len(deals), VERIFY_CHUNK):
+        chunk = deals[i : i + VERIFY_CHUNK]
+        r = _core.solve_deals(chunk, 4, max_positions=cfg["solve_positions"])
+        chunk_counts: Counter[str] = Counter()
+        for j, deal in enumerate(chunk):
+            outcome, positions, moves = r["outcome"][j], r["positions"][j], r["moves"][j]
+            elapsed, exhausted = r["elapsed_ms"][j], None
+            if outcome == "undecided":
+                p = _core.solve(deal, 4, max_positions=cfg["max_positions"], time_limit_ms=cfg["time_limit_ms"],
+                                strategy="prove")
+                outcome, positions, moves, exhausted = p["outcome"], p["positions"], p["move_count"], p["exhausted"]
+                elapsed += p["elapsed_ms"]
+            for col, value in (
+                ("deal", deal),
+                ("cells", 4),
+                ("outcome", outcome),
+                ("positions", positions),
+                ("moves", moves if outcome == "solved" else None),
+                ("elapsed_ms", elapsed),
+                ("exhausted", exhausted),
+            ):
+                rows[col].append(value)
+            chunk_counts[outcome] += 1
+        counts.update(chunk_counts)
+        report(len(chunk), dict(chunk_counts))
+    return {"tables": {"searches": records.to_table("searches", rows, cfg)}, "counts": dict(counts)}
+
+
+def verify_finish(out: Path, run: dict[str, Any]) -> dict[str, pa.Table]:
+    """The ``unsolvable`` table: the deals proven unsolvable, with the size of each proof."""
+    searches = tables.read_table(out, "searches")
+    bad = searches.filter(pc.equal(searches["outcome"], "unsolvable"))
+    rows = {"deal": bad["deal"].to_pylist(), "positions": bad["positions"].to_pylist(),
+            "min_cells": [None] * bad.num_rows}
+    return {"unsolvable": records.to_table("unsolvable", rows, run["config"])}
+
+
+VERIFY = Job(
+    name="verify",
+    shard_tables=("searches",),
+    counters=VERIFY_COUNTERS,
+    run_task=verify_task,
+    finish=verify_finish,
+)
+
+JOBS: dict[str, Job] = {"analyze": ANALYZE, "verify": VERIFY}
 
 
 # -- the parent -----------------------------------------------------------------------------------------
@@ -148,6 +206,25 @@ def analyze_config(
         raise ValueError(f"--max-cells {max_cells} is out of range (0 to 8)")
     return {
         "max_cells": max_cells,
+        "max_positions": max_positions,
+        "time_limit_ms": time_limit_ms,
+        "shard_size": shard_size,
+    }
+
+
+#: Positions budget of the fast 4-cell attempt in ``verify``; deals it leaves open go to the prover.
+VERIFY_SOLVE_POSITIONS = 200_000
+
+
+def verify_config(
+    max_positions: int = 2**32 - 2,
+    time_limit_ms: int | None = None,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    solve_positions: int = VERIFY_SOLVE_POSITIONS,
+) -> dict[str, Any]:
+    """The configuration of a ``verify`` run: the fast attempt's budget, then the prover's."""
+    return {
+        "solve_positions": min(solve_positions, max_positions),
         "max_positions": max_positions,
         "time_limit_ms": time_limit_ms,
         "shard_size": shard_size,

@@ -66,7 +66,30 @@ def summarize(out: Path) -> dict[str, Any]:
         stats["unsolvable_deals"] = deals.filter(pc.equal(deals["difficulty"], "unsolvable"))["deal"].to_pylist()
         stats["undecided_deals"] = deals.filter(pc.equal(deals["difficulty"], "undecided"))["deal"].to_pylist()
         stats["published"] = _published_analyze(spans, stats, run)
+    else:
+        stats["outcomes"] = {o: int(pc.sum(pc.equal(searches["outcome"], o)).as_py() or 0)
+                             for o in ("solved", "unsolvable", "undecided")}
+        bad = searches.filter(pc.equal(searches["outcome"], "unsolvable"))
+        stats["unsolvable_deals"] = bad["deal"].to_pylist()
+        stats["proof_positions"] = dict(zip(bad["deal"].to_pylist(), bad["positions"].to_pylist(), strict=True))
+        stats["undecided_deals"] = searches.filter(pc.equal(searches["outcome"], "undecided"))["deal"].to_pylist()
+        moves = searches.filter(pc.is_valid(searches["moves"]))["moves"]
+        stats["moves"] = _quantiles(moves)
+        stats["moves_histogram"] = _histogram(moves)
+        stats["published"] = _published_unsolvable(spans, stats)
+        if stats["moves"]:
+            stats["published"].append({"what": "mean solution length (macroxue/freecell, near-optimal, 1-1,000,000)",
+                                       "rows": [{"key": "mean moves", "ours": round(stats["moves"]["mean"], 2),
+                                                 "published": published.NEAR_OPTIMAL_MEAN_MOVES, "match": None}]})
     return stats
+
+
+def _histogram(moves: pa.ChunkedArray, width: int = 10) -> list[dict[str, int]]:
+    """Counts of solution lengths in buckets of `width` moves."""
+    if len(moves) == 0:
+        return []
+    buckets = pc.multiply(pc.divide(pc.cast(moves, pa.int64()), width), width)
+    return [{"from": int(v), "deals": int(n)} for v, n in zip(*_value_counts(buckets), strict=True)]
 
 
 def _value_counts(arr: pa.ChunkedArray) -> tuple[list[Any], list[int]]:
@@ -85,12 +108,16 @@ def _published_analyze(spans: list[tuple[int, int]], stats: dict[str, Any], run:
         out.append({"what": "min cells, deals 1-32,000 (T. Pringle)",
                     "rows": _compare(ours, published.MIN_CELLS_32K)})
         out.append({"what": "classes, deals 1-32,000", "rows": _compare(stats["classes"], published.CLASSES_32K)})
+    return out + _published_unsolvable(spans, stats)
+
+
+def _published_unsolvable(spans: list[tuple[int, int]], stats: dict[str, Any]) -> list[dict[str, Any]]:
+    if not stats["complete"] or not any(a <= 1_000_000 for a, _ in spans):
+        return []
     known = published.known_unsolvable_in(spans)
-    if known or any(a <= 1_000_000 for a, _ in spans):
-        inside = [d for d in stats["unsolvable_deals"] if d <= 1_000_000]
-        out.append({"what": "unsolvable with 4 cells within 1-1,000,000 (Pringle & Fish)",
-                    "rows": [{"key": "deals", "ours": inside, "published": known, "match": inside == known}]})
-    return out
+    inside = [d for d in stats["unsolvable_deals"] if d <= 1_000_000]
+    return [{"what": "unsolvable with 4 cells within 1-1,000,000 (Pringle & Fish)",
+             "rows": [{"key": "deals", "ours": inside, "published": known, "match": inside == known}]}]
 
 
 def _fmt(v: float) -> str:
@@ -117,6 +144,18 @@ def render(stats: dict[str, Any]) -> str:
                       "counted, supermoves once): " + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items())]
         lines += ["", f"Unsolvable with 4 cells: {', '.join(map(str, stats['unsolvable_deals'])) or 'none'}.",
                   f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}."]
+    if "outcomes" in stats:
+        o = stats["outcomes"]
+        lines += ["", "## Outcomes with 4 free cells", "", "| outcome | deals |", "| --- | ---: |"]
+        lines += [f"| {k} | {v:,} |" for k, v in o.items()]
+        proofs = ", ".join(f"{d} ({p:,} positions)" for d, p in stats["proof_positions"].items())
+        lines += ["", f"Proven unsolvable: {proofs or 'none'}.",
+                  f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}."]
+        if stats["moves"]:
+            lines += ["", "Solution length (player moves, automatic moves not counted, supermoves once): "
+                      + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items()), "",
+                      "| moves | deals |", "| ---: | ---: |"]
+            lines += [f"| {b['from']}-{b['from'] + 9} | {b['deals']:,} |" for b in stats["moves_histogram"]]
     lines += ["", "## Searches per cell count", "",
               "| cells | solved | unsolvable | undecided | positions p50 | p90 | p99 | max | CPU s |",
               "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -133,6 +172,7 @@ def render(stats: dict[str, Any]) -> str:
             for r in block["rows"]:
                 ours = r["ours"] if not isinstance(r["ours"], list) else ", ".join(map(str, r["ours"])) or "none"
                 theirs = r["published"] if not isinstance(r["published"], list) else ", ".join(map(str, r["published"]))
-                lines.append(f"| {r['key']} | {ours} | {theirs} | {'match' if r['match'] else 'DIFFERS'} |")
+                verdict = "" if r["match"] is None else "match" if r["match"] else "DIFFERS"
+                lines.append(f"| {r['key']} | {ours} | {theirs} | {verdict} |")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"

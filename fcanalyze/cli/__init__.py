@@ -60,3 +60,4 @@ from fcanalyze.cli import analyze as _analyze  # noqa: E402,F401
 from fcanalyze.cli import manifest as _manifest  # noqa: E402,F401
 from fcanalyze.cli import solve as _solve  # noqa: E402,F401
 from fcanalyze.cli import summary as _summary  # noqa: E402,F401
+from fcanalyze.cli import verify as _verify  # noqa: E402,F401

@@ -272,6 +272,53 @@ fn replay(source: &Bound<'_, PyAny>, cells: i64, moves: &Bound<'_, PyAny>) -> Py
     })
 }
 
+fn layout_dict<'py>(py: Python<'py>, layout: &Layout) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let cols: Vec<Vec<String>> = layout.columns.iter().map(|c| c.iter().map(|&x| card::name(x)).collect()).collect();
+    d.set_item("columns", cols)?;
+    let cells: Vec<Option<String>> =
+        layout.cells.iter().map(|&c| if c == NONE { None } else { Some(card::name(c)) }).collect();
+    d.set_item("cells", cells)?;
+    let f = PyDict::new(py);
+    for (i, s) in ["C", "D", "H", "S"].iter().enumerate() {
+        f.set_item(*s, layout.foundations[i])?;
+    }
+    d.set_item("foundations", f)?;
+    Ok(d)
+}
+
+fn auto_list<'py>(py: Python<'py>, autos: &[Move]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for &mv in autos {
+        list.append(move_dict(py, &SolutionMove { mv, auto: true })?)?;
+    }
+    Ok(list)
+}
+
+/// The search's view of a position, for cross-checks: the automatic moves that settle it, the settled
+/// layout, and every move the search generates from there with its automatic moves and the layout it
+/// leads to: `(autos, layout, [(move, autos, layout), ...])`.
+#[pyfunction]
+fn successors<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, cells: i64) -> PyResult<Bound<'py, PyAny>> {
+    let cells = check_cells(cells)?;
+    let layout = layout_from_source(source)?;
+    let (mut p, origin) = fccore::Position::from_layout(&layout, cells).map_err(to_py)?;
+    let mut autos = Vec::new();
+    p.settle(Some(&mut autos));
+    let mut moves = Vec::new();
+    p.moves(&mut moves);
+    let out = PyList::empty(py);
+    for &m in &moves {
+        let mut q = p;
+        q.apply(m, &origin);
+        let mut log = Vec::new();
+        q.settle(Some(&mut log));
+        let item = (move_dict(py, &SolutionMove { mv: m, auto: false })?, auto_list(py, &log)?, layout_dict(py, &q.layout())?);
+        out.append(item)?;
+    }
+    Ok((auto_list(py, &autos)?, layout_dict(py, &p.layout())?, out).into_pyobject(py)?.into_any())
+}
+
 /// Standard notation of the player moves among `moves` (dicts).
 #[pyfunction]
 fn format_notation(moves: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -301,6 +348,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(solve_deals, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(format_notation, m)?)?;
+    m.add_function(wrap_pyfunction!(successors, m)?)?;
     m.add_function(wrap_pyfunction!(parse_notation, m)?)?;
     Ok(())
 }

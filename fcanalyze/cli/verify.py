@@ -1,0 +1,103 @@
+"""``fcanalyze verify-unsolvable [RANGE]``: prove the known unsolvable list over a range, 4 free cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pyarrow.compute as pc
+
+from fcanalyze import published, runner, tables
+from fcanalyze.cli import EXIT_OK, BadInput, cli
+from fcanalyze.cli.options import budget_options, echo_json, engine_options, format_option, open_engine
+from fcanalyze.cli.progress import Progress
+from fcanalyze.deals import parse_deal_number, parse_range, range_size
+
+
+def read_expected(path: Path) -> list[int]:
+    """Deal numbers, one per line (``#`` starts a comment)."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e}") from None
+    deals = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        item = line.split("#", 1)[0].strip()
+        if item:
+            try:
+                deals.append(parse_deal_number(item))
+            except ValueError as e:
+                raise BadInput(f"{path}, line {number}: {e}") from None
+    return sorted(set(deals))
+
+
+@cli.command("verify-unsolvable", context_settings={"ignore_unknown_options": True})
+@click.argument("range_text", metavar="[RANGE]", default="1-1000000")
+@click.option("--expected", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="File of deal numbers expected to be unsolvable (default: the published list, SPEC §6).")
+@budget_options
+@engine_options
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Output directory (created; an interrupted run in it is resumed).")
+@click.option("--shard-size", type=click.IntRange(1, 10**7), default=runner.DEFAULT_SHARD_SIZE, show_default=True,
+              help="Deals per shard file.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@format_option
+def verify_unsolvable(range_text: str, expected: Path | None, max_positions: int | None, time_limit_ms: int | None,
+                      engine: str, workers: int | None, scheduler: str | None, out: Path, shard_size: int,
+                      quiet: bool, fmt: str) -> int:
+    """Solve every deal of RANGE (default 1-1000000) with 4 free cells, prove unsolvable every deal the
+    solver cannot solve, and compare the proven set with the known list (SPEC §6: 11982, 146692, 186216,
+    455889, 495505, 512118, 517776, 781948) or --expected.
+
+    Prints the agreement and every deal solved although listed, unsolvable although not listed, or
+    undecided. Exit code 0 on full agreement, 1 on any disagreement or undecided deal, 2 bad input.
+    Tables (searches, unsolvable) and run.json go to --out; re-running the same command resumes."""
+    try:
+        spans = parse_range(range_text)
+        config = runner.verify_config(max_positions or runner.verify_config()["max_positions"], time_limit_ms,
+                                      shard_size)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    listed = read_expected(expected) if expected else published.known_unsolvable_in(spans)
+    listed = [d for d in listed if any(a <= d <= b for a, b in spans)]
+    progress = Progress(range_size(spans), runner.VERIFY_COUNTERS, quiet, "verify")
+    try:
+        with open_engine(engine, workers, scheduler) as eng:
+            result = runner.run("verify", spans, out, eng, config, on_progress=progress, on_skip=progress.skipped)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    finally:
+        progress.close()
+    searches = tables.read_table(out, "searches")
+    proven = sorted(searches.filter(pc.equal(searches["outcome"], "unsolvable"))["deal"].to_pylist())
+    undecided = sorted(searches.filter(pc.equal(searches["outcome"], "undecided"))["deal"].to_pylist())
+    solved_but_listed = sorted(set(listed) - set(proven) - set(undecided))
+    unlisted = sorted(set(proven) - set(listed))
+    agree = not (solved_but_listed or unlisted or undecided)
+    report = {
+        "range": result.run["range"],
+        "deals": range_size(spans),
+        "counts": {k: result.counts.get(k, 0) for k in runner.VERIFY_COUNTERS},
+        "expected": listed,
+        "proven_unsolvable": proven,
+        "solved_although_listed": solved_but_listed,
+        "unsolvable_although_not_listed": unlisted,
+        "undecided": undecided,
+        "agree": agree,
+    }
+    if fmt == "json":
+        echo_json(report)
+    else:
+        c = report["counts"]
+        click.echo(f"deals {report['range']}, 4 free cells: {c['solved']:,} solved, {c['unsolvable']:,} proven "
+                   f"unsolvable, {c['undecided']:,} undecided")
+        click.echo(f"proven unsolvable: {', '.join(map(str, proven)) or 'none'}")
+        if agree:
+            click.echo(f"agreement: the proven set is exactly the {len(listed)} listed deal(s)")
+        else:
+            for label, deals in (("solved although listed", solved_but_listed),
+                                 ("unsolvable although not listed", unlisted), ("undecided", undecided)):
+                if deals:
+                    click.echo(f"DISAGREEMENT: {label}: {', '.join(map(str, deals))}")
+    return EXIT_OK if agree else 1

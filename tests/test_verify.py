@@ -1,0 +1,55 @@
+"""``fcanalyze verify-unsolvable``: the proven set against the known list, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from conftest import run_cli
+
+RANGE = "11975-11990"
+
+
+def verify(out, *extra):
+    return run_cli("verify-unsolvable", RANGE, "--out", str(out), "--shard-size", "8", "--workers", "2", *extra)
+
+
+def test_agrees_with_the_published_list(tmp_path):
+    r = verify(tmp_path / "v", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["agree"] and doc["proven_unsolvable"] == [11982] and doc["expected"] == [11982]
+    assert doc["counts"] == {"solved": 15, "unsolvable": 1, "undecided": 0}
+    proofs = pd.read_parquet(tmp_path / "v" / "unsolvable")
+    assert list(proofs["deal"]) == [11982] and list(proofs["positions"]) == [61643]
+    searches = pd.read_parquet(tmp_path / "v" / "searches")
+    assert len(searches) == 16 and (searches["cells"] == 4).all()
+    assert searches.loc[searches["outcome"] == "solved", "moves"].gt(0).all()
+    text = run_cli("verify-unsolvable", RANGE, "--out", str(tmp_path / "v"), "--shard-size", "8")
+    assert text.returncode == 0 and "agreement: the proven set is exactly the 1 listed deal(s)" in text.stdout
+    assert "16 deals" not in text.stderr  # resumed: nothing recomputed, nothing printed on stderr
+
+
+def test_disagreements_exit_1(tmp_path):
+    expected = tmp_path / "expected.txt"
+    expected.write_text("# my list\n11976\n")
+    r = verify(tmp_path / "v", "--expected", str(expected))
+    assert r.returncode == 1
+    assert "solved although listed: 11976" in r.stdout
+    assert "unsolvable although not listed: 11982" in r.stdout
+
+
+def test_undecided_is_never_reported_unsolvable(tmp_path):
+    r = verify(tmp_path / "v", "--max-positions", "1000", "--format", "json")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert 11982 in doc["undecided"] and 11982 not in doc["proven_unsolvable"]
+    assert not doc["agree"]
+
+
+def test_bad_expected_file(tmp_path):
+    expected = tmp_path / "expected.txt"
+    expected.write_text("11982\nnot-a-deal\n")
+    r = verify(tmp_path / "v", "--expected", str(expected))
+    assert r.returncode == 2
+    assert "line 2" in r.stderr and len(r.stderr.strip().splitlines()) == 1
