@@ -5,6 +5,26 @@ fn main() {
     let cells: usize = args[2].parse().unwrap();
     let prove = args.get(3).map(|s| s == "prove").unwrap_or(false);
     let mut s = Solver::new();
-    let r = s.search(&Layout::deal(deal).unwrap(), cells, if prove { Strategy::Prove } else { Strategy::Solve }, Limits { max_positions: 200_000_000, max_millis: None }).unwrap();
-    println!("{:?} positions={} moves={} ms={:.1}", r.outcome, r.positions, r.player_moves(), r.elapsed_ms);
+    let r = s
+        .search(
+            &Layout::deal(deal).unwrap(),
+            cells,
+            if prove {
+                Strategy::Prove
+            } else {
+                Strategy::Solve
+            },
+            Limits {
+                max_positions: 200_000_000,
+                max_millis: None,
+            },
+        )
+        .unwrap();
+    println!(
+        "{:?} positions={} moves={} ms={:.1}",
+        r.outcome,
+        r.positions,
+        r.player_moves(),
+        r.elapsed_ms
+    );
 }

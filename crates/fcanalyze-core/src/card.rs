@@ -63,14 +63,24 @@ pub fn opposite_suits(s: u8) -> (u8, u8) {
 pub fn parse(token: &str) -> Result<Card> {
     let t = token.trim().to_ascii_uppercase();
     let bytes = t.as_bytes();
-    let bad = || Error::BadBoard(format!("bad card token {token:?} (expected rank A23456789TJQK and suit CDHS, e.g. TD or 10D)"));
+    let bad = || {
+        Error::BadBoard(format!(
+            "bad card token {token:?} (expected rank A23456789TJQK and suit CDHS, e.g. TD or 10D)"
+        ))
+    };
     let (rank_part, suit_ch) = match bytes.len() {
         2 => (&t[..1], bytes[1]),
         3 if &t[..2] == "10" => ("T", bytes[2]),
         _ => return Err(bad()),
     };
-    let r = RANK_CHARS.iter().position(|&x| x == rank_part.as_bytes()[0]).ok_or_else(bad)?;
-    let s = SUIT_CHARS.iter().position(|&x| x == suit_ch).ok_or_else(bad)?;
+    let r = RANK_CHARS
+        .iter()
+        .position(|&x| x == rank_part.as_bytes()[0])
+        .ok_or_else(bad)?;
+    let s = SUIT_CHARS
+        .iter()
+        .position(|&x| x == suit_ch)
+        .ok_or_else(bad)?;
     Ok(make(r as u8, s as u8))
 }
 

@@ -57,9 +57,13 @@ mod tests {
     #[test]
     fn shared_vectors() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/deals.txt");
-        let data = std::fs::read_to_string(path).expect("tests/data/deals.txt (a copy of SPEC's vectors)");
+        let data =
+            std::fs::read_to_string(path).expect("tests/data/deals.txt (a copy of SPEC's vectors)");
         let mut checked = 0;
-        for line in data.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        for line in data
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
             let (n, layout) = line.split_once(':').unwrap();
             assert_eq!(text(n.trim().parse().unwrap()), layout.trim(), "deal {n}");
             checked += 1;
@@ -75,6 +79,9 @@ mod tests {
             assert!(matches!(deal(n), Err(Error::BadDeal(_))));
         }
         let cols = deal(1).unwrap();
-        assert_eq!(cols.iter().map(Vec::len).collect::<Vec<_>>(), [7, 7, 7, 7, 6, 6, 6, 6]);
+        assert_eq!(
+            cols.iter().map(Vec::len).collect::<Vec<_>>(),
+            [7, 7, 7, 7, 6, 6, 6, 6]
+        );
     }
 }

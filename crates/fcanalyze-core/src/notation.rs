@@ -21,7 +21,10 @@ fn parse_place(ch: u8, dest: bool) -> Option<u8> {
     match ch {
         b'1'..=b'8' => Some(ch - b'1'),
         b'h' if dest => Some(FOUNDATION),
-        _ => CELL_CHARS.iter().position(|&c| c == ch).map(|i| 8 + i as u8),
+        _ => CELL_CHARS
+            .iter()
+            .position(|&c| c == ch)
+            .map(|i| 8 + i as u8),
     }
 }
 
@@ -38,14 +41,23 @@ pub fn format_move(m: &Move) -> String {
 
 /// The player moves of a solution in standard notation, separated by spaces.
 pub fn format(moves: &[SolutionMove]) -> String {
-    moves.iter().filter(|m| !m.auto).map(|m| format_move(&m.mv)).collect::<Vec<_>>().join(" ")
+    moves
+        .iter()
+        .filter(|m| !m.auto)
+        .map(|m| format_move(&m.mv))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Parse standard notation into player moves (automatic moves are implied).
 pub fn parse(text: &str) -> Result<Vec<Move>> {
     text.split_whitespace()
         .map(|tok| {
-            let bad = || Error::BadMove(format!("bad move {tok:?} in standard notation (e.g. 3a, 36, a8, 2h, 36(3))"));
+            let bad = || {
+                Error::BadMove(format!(
+                    "bad move {tok:?} in standard notation (e.g. 3a, 36, a8, 2h, 36(3))"
+                ))
+            };
             let b = tok.as_bytes();
             if b.len() < 2 {
                 return Err(bad());
@@ -73,13 +85,36 @@ mod tests {
     #[test]
     fn round_trip() {
         let moves = [
-            Move { from: 2, to: 8, count: 1 },
-            Move { from: 2, to: 5, count: 3 },
-            Move { from: 8, to: 7, count: 1 },
-            Move { from: 1, to: FOUNDATION, count: 1 },
-            Move { from: 15, to: 0, count: 1 },
+            Move {
+                from: 2,
+                to: 8,
+                count: 1,
+            },
+            Move {
+                from: 2,
+                to: 5,
+                count: 3,
+            },
+            Move {
+                from: 8,
+                to: 7,
+                count: 1,
+            },
+            Move {
+                from: 1,
+                to: FOUNDATION,
+                count: 1,
+            },
+            Move {
+                from: 15,
+                to: 0,
+                count: 1,
+            },
         ];
-        let line: Vec<SolutionMove> = moves.iter().map(|&mv| SolutionMove { mv, auto: false }).collect();
+        let line: Vec<SolutionMove> = moves
+            .iter()
+            .map(|&mv| SolutionMove { mv, auto: false })
+            .collect();
         let text = format(&line);
         assert_eq!(text, "3a 36(3) a8 2h i1");
         assert_eq!(parse(&text).unwrap(), moves);

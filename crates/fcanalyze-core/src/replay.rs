@@ -49,7 +49,10 @@ impl Game {
 
     fn any_auto(&self) -> bool {
         self.cells.iter().any(|&c| c != NONE && self.safe_auto(c))
-            || self.cols.iter().any(|col| col.last().is_some_and(|&c| self.safe_auto(c)))
+            || self
+                .cols
+                .iter()
+                .any(|col| col.last().is_some_and(|&c| self.safe_auto(c)))
     }
 
     fn play(&mut self, m: &SolutionMove) -> Result<(), String> {
@@ -62,12 +65,19 @@ impl Game {
             0..=7 => {
                 let col = &self.cols[mv.from as usize];
                 if col.len() < n {
-                    return Err(format!("{} holds {} cards, fewer than {n}", place_name(mv.from), col.len()));
+                    return Err(format!(
+                        "{} holds {} cards, fewer than {n}",
+                        place_name(mv.from),
+                        col.len()
+                    ));
                 }
                 let run = col[col.len() - n..].to_vec();
                 for w in run.windows(2) {
                     if !(w[0] / 4 == w[1] / 4 + 1 && Self::red(w[0]) != Self::red(w[1])) {
-                        return Err(format!("the {n} cards from {} are not a run", place_name(mv.from)));
+                        return Err(format!(
+                            "the {n} cards from {} are not a run",
+                            place_name(mv.from)
+                        ));
                     }
                 }
                 run
@@ -86,7 +96,10 @@ impl Game {
         };
         let first = moving[0];
         if auto && (mv.to != FOUNDATION || !self.safe_auto(first)) {
-            return Err(format!("{} is marked automatic but is not a safe automatic move", card::name(first)));
+            return Err(format!(
+                "{} is marked automatic but is not a safe automatic move",
+                card::name(first)
+            ));
         }
         match mv.to {
             FOUNDATION => {
@@ -94,7 +107,10 @@ impl Game {
                     return Err("only one card at a time goes to the foundations".into());
                 }
                 if self.found[(first % 4) as usize] != first / 4 {
-                    return Err(format!("{} cannot go to its foundation yet", card::name(first)));
+                    return Err(format!(
+                        "{} cannot go to its foundation yet",
+                        card::name(first)
+                    ));
                 }
                 self.found[(first % 4) as usize] += 1;
             }
@@ -129,7 +145,11 @@ impl Game {
                 }
                 if let Some(&t) = dest.last() {
                     if !(t / 4 == first / 4 + 1 && Self::red(t) != Self::red(first)) {
-                        return Err(format!("{} does not fit on {}", card::name(first), card::name(t)));
+                        return Err(format!(
+                            "{} does not fit on {}",
+                            card::name(first),
+                            card::name(t)
+                        ));
                     }
                 }
                 self.cols[mv.to as usize].extend_from_slice(&moving);
@@ -175,10 +195,19 @@ pub fn replay(layout: &Layout, ncells: usize, moves: &[SolutionMove]) -> Result<
         }
     }
     if g.any_auto() {
-        return err(moves.len(), "a safe automatic move was due after the last move".into());
+        return err(
+            moves.len(),
+            "a safe automatic move was due after the last move".into(),
+        );
     }
     if g.found != [13; 4] {
-        return err(moves.len(), format!("the game is not won: {} cards are home", g.found.iter().map(|&f| f as u32).sum::<u32>()));
+        return err(
+            moves.len(),
+            format!(
+                "the game is not won: {} cards are home",
+                g.found.iter().map(|&f| f as u32).sum::<u32>()
+            ),
+        );
     }
     Ok(())
 }

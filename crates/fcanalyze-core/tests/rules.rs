@@ -8,7 +8,16 @@ use proptest::prelude::*;
 
 fn run(deal: u64, cells: usize, strategy: Strategy) -> fccore::SearchResult {
     let mut s = Solver::new();
-    s.search(&Layout::deal(deal).unwrap(), cells, strategy, Limits { max_positions: 50_000_000, max_millis: None }).unwrap()
+    s.search(
+        &Layout::deal(deal).unwrap(),
+        cells,
+        strategy,
+        Limits {
+            max_positions: 50_000_000,
+            max_millis: None,
+        },
+    )
+    .unwrap()
 }
 
 #[test]
@@ -33,7 +42,12 @@ fn known_minimum_cells() {
     for (deal, min) in [(1u64, 3usize), (2, 1), (3, 2), (164, 0), (617, 4)] {
         if min > 0 {
             let r = run(deal, min - 1, Strategy::Prove);
-            assert_eq!(r.outcome, Outcome::Unsolvable, "deal {deal} with {} cells", min - 1);
+            assert_eq!(
+                r.outcome,
+                Outcome::Unsolvable,
+                "deal {deal} with {} cells",
+                min - 1
+            );
         }
         let r = run(deal, min, Strategy::Solve);
         assert_eq!(r.outcome, Outcome::Solved, "deal {deal} with {min} cells");
@@ -56,7 +70,17 @@ fn proof_size_does_not_depend_on_order() {
 #[test]
 fn undecided_when_the_budget_runs_out() {
     let mut s = Solver::new();
-    let r = s.search(&Layout::deal(11982).unwrap(), 4, Strategy::Prove, Limits { max_positions: 1000, max_millis: None }).unwrap();
+    let r = s
+        .search(
+            &Layout::deal(11982).unwrap(),
+            4,
+            Strategy::Prove,
+            Limits {
+                max_positions: 1000,
+                max_millis: None,
+            },
+        )
+        .unwrap();
     assert_eq!(r.outcome, Outcome::Undecided);
     assert!(r.positions <= 1000);
 }
@@ -66,7 +90,9 @@ fn first_deals_solve_with_four_cells_and_replay() {
     let mut s = Solver::new();
     for deal in 1..=200u64 {
         let layout = Layout::deal(deal).unwrap();
-        let r = s.search(&layout, 4, Strategy::Solve, Limits::default()).unwrap();
+        let r = s
+            .search(&layout, 4, Strategy::Solve, Limits::default())
+            .unwrap();
         assert_eq!(r.outcome, Outcome::Solved, "deal {deal}");
         replay(&layout, 4, &r.solution).unwrap();
     }
@@ -76,7 +102,9 @@ fn first_deals_solve_with_four_cells_and_replay() {
 fn replay_rejects_illegal_lines() {
     let layout = Layout::deal(1).unwrap();
     let mut s = Solver::new();
-    let r = s.search(&layout, 4, Strategy::Solve, Limits::default()).unwrap();
+    let r = s
+        .search(&layout, 4, Strategy::Solve, Limits::default())
+        .unwrap();
     // Dropping the last player move leaves the game unfinished.
     let mut short = r.solution.clone();
     while short.last().is_some_and(|m| m.auto) {
@@ -85,8 +113,18 @@ fn replay_rejects_illegal_lines() {
     short.pop();
     assert!(replay(&layout, 4, &short).is_err());
     // A move from an empty free cell.
-    let bad = [SolutionMove { mv: fccore::Move { from: 8, to: 0, count: 1 }, auto: false }];
-    assert!(replay(&layout, 4, &bad).unwrap_err().reason.contains("empty"));
+    let bad = [SolutionMove {
+        mv: fccore::Move {
+            from: 8,
+            to: 0,
+            count: 1,
+        },
+        auto: false,
+    }];
+    assert!(replay(&layout, 4, &bad)
+        .unwrap_err()
+        .reason
+        .contains("empty"));
     // The same line with fewer cells than it uses fails somewhere.
     assert!(replay(&layout, 1, &r.solution).is_err());
 }
