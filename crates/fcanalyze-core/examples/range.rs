@@ -1,3 +1,6 @@
+//! Solve a range of deals and print position statistics and the time taken.
+//! Usage: range START END CELLS   (env W=comma weights of the best-first phase, CAP=max positions,
+//! NODIVES=1 for the plain best-first search)
 use fccore::*;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -7,20 +10,53 @@ fn main() {
     let mut s = Solver::new();
     if let Ok(w) = std::env::var("W") {
         let v: Vec<i32> = w.split(',').map(|x| x.parse().unwrap()).collect();
-        s.weights = search::Weights(v.try_into().unwrap());
+        let mut w = [0; search::NFEATURES];
+        w[..v.len()].copy_from_slice(&v);
+        s.weights = search::Weights(w);
     }
-    let cap = std::env::var("CAP").map(|x| x.parse().unwrap()).unwrap_or(5_000_000);
+    if std::env::var("NODIVES").is_ok() {
+        s.dives.clear();
+    }
+    let cap = std::env::var("CAP")
+        .map(|x| x.parse().unwrap())
+        .unwrap_or(5_000_000);
     let t = std::time::Instant::now();
     let (mut tot, mut solved, mut moves, mut maxp) = (0u64, 0u64, 0usize, 0u64);
     let mut ps = vec![];
     for d in a..=b {
-        let r = s.search(&Layout::deal(d).unwrap(), cells, Strategy::Solve, Limits { max_positions: cap, max_millis: None }).unwrap();
-        tot += r.positions; ps.push(r.positions);
-        if r.positions > maxp { maxp = r.positions; }
-        if r.outcome == Outcome::Solved { solved += 1; moves += r.player_moves(); }
+        let r = s
+            .search(
+                &Layout::deal(d).unwrap(),
+                cells,
+                Strategy::Solve,
+                Limits {
+                    max_positions: cap,
+                    max_millis: None,
+                },
+            )
+            .unwrap();
+        tot += r.positions;
+        ps.push(r.positions);
+        if r.positions > maxp {
+            maxp = r.positions;
+        }
+        if r.outcome == Outcome::Solved {
+            solved += 1;
+            moves += r.player_moves();
+        }
     }
     ps.sort();
     let n = (b - a + 1) as f64;
-    println!("deals={} solved={} mean_pos={:.0} median={} p99={} max={} mean_moves={:.1} time={:.2}s",
-        n, solved, tot as f64 / n, ps[ps.len()/2], ps[ps.len()*99/100], maxp, moves as f64 / solved as f64, t.elapsed().as_secs_f64());
+    println!(
+        "deals={} solved={} mean_pos={:.0} median={} p90={} p99={} max={} mean_moves={:.1} time={:.2}s",
+        n,
+        solved,
+        tot as f64 / n,
+        ps[ps.len() / 2],
+        ps[ps.len() * 9 / 10],
+        ps[ps.len() * 99 / 100],
+        maxp,
+        moves as f64 / solved as f64,
+        t.elapsed().as_secs_f64()
+    );
 }

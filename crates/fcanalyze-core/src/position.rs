@@ -6,7 +6,9 @@
 //! follow from that, so positions that differ only by permuting columns or cells share one key, with no
 //! sorting. The key is kept up to date as moves are applied (only the moved card's 3 bits change).
 
-use crate::card::{self, fits_on, is_red, opposite_suits, rank, same_colour_other, suit, Card, NONE};
+use crate::card::{
+    self, fits_on, is_red, opposite_suits, rank, same_colour_other, suit, Card, NONE,
+};
 use crate::error::{Error, Result};
 
 /// Number of columns.
@@ -30,11 +32,31 @@ const LOC_PARENT_HI: u64 = 5;
 /// The canonical key: 3 bits per card, cards 0–20 in word 0, 21–41 in word 1, 42–51 in word 2.
 pub type Key = [u64; 3];
 
+const KEY_WORD: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut c = 0;
+    while c < 64 {
+        t[c] = (c / 21) as u8;
+        c += 1;
+    }
+    t
+};
+const KEY_SHIFT: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut c = 0;
+    while c < 64 {
+        t[c] = ((c % 21) * 3) as u8;
+        c += 1;
+    }
+    t
+};
+#[inline(always)]
 const fn key_word(c: Card) -> usize {
-    c as usize / 21
+    KEY_WORD[c as usize & 63] as usize
 }
+#[inline(always)]
 const fn key_shift(c: Card) -> u32 {
-    (c as u32 % 21) * 3
+    KEY_SHIFT[c as usize & 63] as u32
 }
 
 /// A move: from a column (0..8) or free-cell slot (8..16) to a column, a slot or the foundations.
@@ -51,6 +73,23 @@ pub struct Origin {
     under: [Card; 52],
 }
 
+/// What the heuristics need to know about one column, from its buried card to its exposed card.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ColumnStats {
+    /// Cards lying above a lower card.
+    pub blockers: u8,
+    /// Cards lying above a lower card of their own suit.
+    pub same_suit: u8,
+    /// Adjacent pairs where the upper card does not fit on the lower.
+    pub breaks: u8,
+    /// Cards above the ordered run at the bottom of the column.
+    pub misplaced: u8,
+    /// Kings lying on another card.
+    pub kings: u8,
+    /// Cards in the column.
+    pub len: u8,
+}
+
 /// A position: columns, free cells and foundations, with its canonical key.
 #[derive(Clone, Copy, Debug)]
 pub struct Position {
@@ -60,6 +99,13 @@ pub struct Position {
     cells: [Card; MAX_CELLS],
     found: [u8; 4],
     ncells: u8,
+    /// Whether `prefix` is kept (only the heuristic searches need it).
+    track: bool,
+    /// Per column card: the packed [`ColumnStats`] of its column from the buried card up to it, and
+    /// its height in the column (bits 40–44).
+    prefix: [u64; 52],
+    /// Per column card: its column (kept with `prefix`).
+    col_of: [u8; 52],
     key: Key,
 }
 
@@ -82,7 +128,11 @@ pub struct Layout {
 impl Layout {
     /// The layout of Microsoft deal `n`.
     pub fn deal(n: u64) -> Result<Layout> {
-        Ok(Layout { columns: crate::deal::deal(n)?.to_vec(), cells: vec![], foundations: [0; 4] })
+        Ok(Layout {
+            columns: crate::deal::deal(n)?.to_vec(),
+            cells: vec![],
+            foundations: [0; 4],
+        })
     }
 
     /// Check that the layout is a position of the full deck playable with `ncells` free cells.
@@ -116,13 +166,21 @@ impl Layout {
                 seen[card::make(r, s as u8) as usize] += 1;
             }
         }
-        for &c in self.columns.iter().flatten().chain(self.cells.iter().filter(|&&c| c != NONE)) {
+        for &c in self
+            .columns
+            .iter()
+            .flatten()
+            .chain(self.cells.iter().filter(|&&c| c != NONE))
+        {
             if c as usize >= 52 {
                 return Err(Error::BadBoard(format!("bad card code {c}")));
             }
             seen[c as usize] += 1;
         }
-        let dups: Vec<String> = (0..52u8).filter(|&c| seen[c as usize] > 1).map(card::name).collect();
+        let dups: Vec<String> = (0..52u8)
+            .filter(|&c| seen[c as usize] > 1)
+            .map(card::name)
+            .collect();
         if !dups.is_empty() {
             return Err(Error::BadBoard(format!(
                 "duplicate card{} {} (a card is on the foundations or in play twice)",
@@ -130,7 +188,10 @@ impl Layout {
                 dups.join(", ")
             )));
         }
-        let missing: Vec<String> = (0..52u8).filter(|&c| seen[c as usize] == 0).map(card::name).collect();
+        let missing: Vec<String> = (0..52u8)
+            .filter(|&c| seen[c as usize] == 0)
+            .map(card::name)
+            .collect();
         if !missing.is_empty() {
             return Err(Error::BadBoard(format!(
                 "missing card{} {} (a board must hold all 52 cards)",
@@ -151,7 +212,10 @@ impl Origin {
                 LOC_PARENT_HI
             }
         } else {
-            debug_assert_eq!(self.under[c as usize], u, "card placed on a card that is neither parent nor origin");
+            debug_assert_eq!(
+                self.under[c as usize], u,
+                "card placed on a card that is neither parent nor origin"
+            );
             LOC_DEALT
         }
     }
@@ -168,6 +232,9 @@ impl Position {
             cells: [NONE; MAX_CELLS],
             found: layout.foundations,
             ncells: ncells as u8,
+            track: false,
+            prefix: [0; 52],
+            col_of: [0; 52],
             key: [0; 3],
         };
         let mut origin = Origin { under: [NONE; 52] };
@@ -184,7 +251,12 @@ impl Position {
             p.top[i] = prev;
         }
         // Keep the board's slot positions when they fit; otherwise pack the cards into the first slots.
-        let cards: Vec<Card> = layout.cells.iter().copied().filter(|&c| c != NONE).collect();
+        let cards: Vec<Card> = layout
+            .cells
+            .iter()
+            .copied()
+            .filter(|&c| c != NONE)
+            .collect();
         if layout.cells.len() <= ncells {
             p.cells[..layout.cells.len()].copy_from_slice(&layout.cells);
         } else {
@@ -214,6 +286,16 @@ impl Position {
 
     /// Rebuild a position from its key. Columns come out ordered by their bottom card, cells packed.
     pub fn from_key(key: &Key, origin: &Origin, ncells: u8) -> Position {
+        Self::decode::<false>(key, origin, ncells)
+    }
+
+    /// [`Position::from_key`] with the column statistics kept (see [`Position::track_stats`]).
+    pub fn from_key_tracked(key: &Key, origin: &Origin, ncells: u8) -> Position {
+        Self::decode::<true>(key, origin, ncells)
+    }
+
+    #[inline(always)]
+    fn decode<const TRACK: bool>(key: &Key, origin: &Origin, ncells: u8) -> Position {
         let mut p = Position {
             below: [NONE; 52],
             above: [NONE; 52],
@@ -221,43 +303,58 @@ impl Position {
             cells: [NONE; MAX_CELLS],
             found: [0; 4],
             ncells,
+            track: false,
+            prefix: [0; 52],
+            col_of: [0; 52],
             key: *key,
         };
         let mut bottoms = [NONE; NCOLS];
         let (mut nb, mut nc) = (0usize, 0usize);
-        for c in 0..52u8 {
-            let loc = (key[key_word(c)] >> key_shift(c)) & 7;
-            match loc {
-                LOC_HOME => p.found[suit(c) as usize] += 1,
-                LOC_CELL => {
-                    p.cells[nc] = c;
-                    nc += 1;
+        let mut c = 0u8;
+        for (w, &word) in key.iter().enumerate() {
+            let mut v = word;
+            let n = if w < 2 { 21 } else { 10 };
+            for _ in 0..n {
+                let loc = v & 7;
+                v >>= 3;
+                match loc {
+                    LOC_HOME => p.found[suit(c) as usize] += 1,
+                    LOC_CELL => {
+                        p.cells[nc & (MAX_CELLS - 1)] = c;
+                        nc += 1;
+                    }
+                    LOC_BOTTOM => {
+                        bottoms[nb & (NCOLS - 1)] = c;
+                        nb += 1;
+                    }
+                    _ => {
+                        let u = if loc == LOC_DEALT {
+                            origin.under[c as usize]
+                        } else {
+                            let (lo, hi) = opposite_suits(suit(c));
+                            card::make(rank(c) + 1, if loc == LOC_PARENT_LO { lo } else { hi })
+                        };
+                        p.below[c as usize] = u;
+                        p.above[u as usize] = c;
+                    }
                 }
-                LOC_BOTTOM => {
-                    bottoms[nb] = c;
-                    nb += 1;
-                }
-                LOC_DEALT => p.below[c as usize] = origin.under[c as usize],
-                _ => {
-                    let (lo, hi) = opposite_suits(suit(c));
-                    let s = if loc == LOC_PARENT_LO { lo } else { hi };
-                    p.below[c as usize] = card::make(rank(c) + 1, s);
-                }
+                c += 1;
             }
         }
-        for c in 0..52usize {
-            let u = p.below[c];
-            if u != NONE {
-                p.above[u as usize] = c as Card;
+        for (i, &b) in bottoms[..nb.min(NCOLS)].iter().enumerate() {
+            let mut u = NONE;
+            let mut x = b;
+            while x != NONE {
+                if TRACK {
+                    p.prefix[x as usize] = p.prefix_on(x, u);
+                    p.col_of[x as usize] = i as u8;
+                }
+                u = x;
+                x = p.above[x as usize];
             }
+            p.top[i] = u;
         }
-        for (i, &b) in bottoms[..nb].iter().enumerate() {
-            let mut t = b;
-            while p.above[t as usize] != NONE {
-                t = p.above[t as usize];
-            }
-            p.top[i] = t;
-        }
+        p.track = TRACK;
         p
     }
 
@@ -343,35 +440,46 @@ impl Position {
     pub fn settle(&mut self, mut log: Option<&mut Vec<Move>>) {
         loop {
             let mut changed = false;
-            for slot in 0..self.ncells as usize {
-                let c = self.cells[slot];
-                if c != NONE && self.safe_auto(c) {
-                    self.cells[slot] = NONE;
-                    self.found[suit(c) as usize] += 1;
+            for s in 0..4u8 {
+                loop {
+                    let r = self.found[s as usize];
+                    if r >= 13 {
+                        break;
+                    }
+                    let c = card::make(r, s);
+                    if self.above[c as usize] != NONE || !self.safe_auto(c) {
+                        break;
+                    }
+                    // `c` is exposed: the top of a column or in a free cell.
+                    let from = match (self.key[key_word(c)] >> key_shift(c)) & 7 {
+                        LOC_CELL => {
+                            let slot = self.cells[..self.ncells as usize]
+                                .iter()
+                                .position(|&x| x == c)
+                                .unwrap_or(0);
+                            self.cells[slot] = NONE;
+                            cell_place(slot)
+                        }
+                        _ => {
+                            let col = self.top.iter().position(|&x| x == c).unwrap_or(0);
+                            let u = self.below[c as usize];
+                            self.top[col] = u;
+                            self.below[c as usize] = NONE;
+                            if u != NONE {
+                                self.above[u as usize] = NONE;
+                            }
+                            col as u8
+                        }
+                    };
+                    self.found[s as usize] += 1;
                     self.set_loc(c, LOC_HOME);
                     changed = true;
                     if let Some(l) = log.as_deref_mut() {
-                        l.push(Move { from: cell_place(slot), to: FOUNDATION, count: 1 });
-                    }
-                }
-            }
-            for col in 0..NCOLS {
-                loop {
-                    let t = self.top[col];
-                    if t == NONE || !self.safe_auto(t) {
-                        break;
-                    }
-                    let u = self.below[t as usize];
-                    self.top[col] = u;
-                    self.below[t as usize] = NONE;
-                    if u != NONE {
-                        self.above[u as usize] = NONE;
-                    }
-                    self.found[suit(t) as usize] += 1;
-                    self.set_loc(t, LOC_HOME);
-                    changed = true;
-                    if let Some(l) = log.as_deref_mut() {
-                        l.push(Move { from: col as u8, to: FOUNDATION, count: 1 });
+                        l.push(Move {
+                            from,
+                            to: FOUNDATION,
+                            count: 1,
+                        });
                     }
                 }
             }
@@ -422,6 +530,190 @@ impl Position {
                 self.set_loc(b, LOC_BOTTOM);
             }
             self.top[d] = t;
+            if self.track {
+                self.restack(b, t, d as u8);
+            }
+        }
+    }
+
+    /// The packed statistics of card `c` lying on `u` (`NONE` for the bottom of a column), from the
+    /// statistics of `u`: bytes 0–4 count blockers, same-suit blockers, breaks, misplaced cards and kings
+    /// lying on a card; bits 40–43 hold the lowest rank, bits 48–63 the lowest rank of each suit.
+    #[inline(always)]
+    fn prefix_on(&self, c: Card, u: Card) -> u64 {
+        const SUIT_MINS: u64 = 0xFFFF << 48;
+        let r = rank(c) as u64;
+        let sh = 48 + 4 * suit(c) as u32;
+        if u == NONE {
+            return (1 << 40) | (SUIT_MINS & !(0xF << sh)) | (r << sh);
+        }
+        let pu = self.prefix[u as usize];
+        let m = pu >> 48;
+        let minr = (m & 0xF)
+            .min((m >> 4) & 0xF)
+            .min((m >> 8) & 0xF)
+            .min(m >> 12);
+        let mins = (pu >> sh) & 0xF;
+        let brk = !fits_on(c, u) as u64;
+        let broken = brk | ((pu >> 16) & 0xFF != 0) as u64;
+        let counts = (pu & 0x1FFF_FFFF_FFFF)
+            + (r > minr) as u64
+            + (((r > mins) as u64) << 8)
+            + (brk << 16)
+            + (broken << 24)
+            + (((r == 12) as u64) << 32)
+            + (1 << 40);
+        counts | (pu & SUIT_MINS & !(0xF << sh)) | (mins.min(r) << sh)
+    }
+
+    /// Recompute the statistics of the run from `b` (just placed in column `col`) up to `t`.
+    #[inline(always)]
+    fn restack(&mut self, b: Card, t: Card, col: u8) {
+        let mut x = b;
+        let mut u = self.below[b as usize];
+        loop {
+            self.prefix[x as usize] = self.prefix_on(x, u);
+            self.col_of[x as usize] = col;
+            if x == t {
+                break;
+            }
+            u = x;
+            x = self.above[x as usize];
+        }
+    }
+
+    /// Keep the column statistics from now on (they cost a little on every move).
+    pub fn track_stats(&mut self) {
+        self.track = true;
+        self.restack_all();
+    }
+
+    /// Whether the column statistics are kept.
+    #[inline(always)]
+    pub fn tracks_stats(&self) -> bool {
+        self.track
+    }
+
+    fn restack_all(&mut self) {
+        for col in 0..NCOLS {
+            let t = self.top[col];
+            if t == NONE {
+                continue;
+            }
+            let mut b = t;
+            while self.below[b as usize] != NONE {
+                b = self.below[b as usize];
+            }
+            self.restack(b, t, col as u8);
+        }
+    }
+
+    /// The statistics of every column added up, packed as in [`Position::column_stats`] (bytes 0–4).
+    #[inline(always)]
+    pub fn stats_sum(&self) -> u64 {
+        debug_assert!(self.track);
+        let mut sum = 0u64;
+        for &t in &self.top {
+            if t != NONE {
+                sum += self.prefix[t as usize] & 0xFF_FFFF_FFFF;
+            }
+        }
+        sum
+    }
+
+    /// The statistics of column `col`, kept up to date as moves are applied.
+    pub fn column_stats(&self, col: usize) -> ColumnStats {
+        debug_assert!(self.track);
+        let t = self.top[col];
+        let mut n = 0;
+        let mut c = t;
+        while c != NONE {
+            n += 1;
+            c = self.below[c as usize];
+        }
+        if t == NONE {
+            return ColumnStats::default();
+        }
+        let p = self.prefix[t as usize];
+        ColumnStats {
+            blockers: p as u8,
+            same_suit: (p >> 8) as u8,
+            breaks: (p >> 16) as u8,
+            misplaced: (p >> 24) as u8,
+            kings: (p >> 32) as u8,
+            len: n,
+        }
+    }
+
+    /// The statistics of column `col` computed from scratch (the kept ones must always equal them).
+    pub fn compute_stats(&self, col: usize) -> ColumnStats {
+        let mut buf = [NONE; 52];
+        let mut n = 0;
+        let mut c = self.top[col];
+        while c != NONE {
+            buf[n] = c;
+            n += 1;
+            c = self.below[c as usize];
+        }
+        let mut st = ColumnStats {
+            len: n as u8,
+            ..ColumnStats::default()
+        };
+        let mut min = 255u8;
+        let mut min_suit = [255u8; 4];
+        let mut prev = NONE;
+        let mut broken = false;
+        for &c in buf[..n].iter().rev() {
+            let r = rank(c);
+            if r > min {
+                st.blockers += 1;
+            } else {
+                min = r;
+            }
+            let s = suit(c) as usize;
+            if r > min_suit[s] {
+                st.same_suit += 1;
+            } else {
+                min_suit[s] = r;
+            }
+            if prev != NONE {
+                if !fits_on(c, prev) {
+                    st.breaks += 1;
+                    broken = true;
+                }
+                if r == 12 {
+                    st.kings += 1;
+                }
+            }
+            if broken {
+                st.misplaced += 1;
+            }
+            prev = c;
+        }
+        st
+    }
+
+    /// Where card `c` lies, as far as the heuristics care: `None` when home, `Some(0)` in a free cell,
+    /// otherwise `Some(1 + cards lying above it)`.
+    #[inline]
+    pub fn cover(&self, c: Card) -> Option<u32> {
+        match (self.key[key_word(c)] >> key_shift(c)) & 7 {
+            LOC_HOME => None,
+            LOC_CELL => Some(0),
+            _ if self.track => {
+                let t = self.top[self.col_of[c as usize] as usize];
+                let h = |x: Card| ((self.prefix[x as usize] >> 40) & 0x1F) as u32;
+                Some(1 + h(t) - h(c))
+            }
+            _ => {
+                let mut n = 1;
+                let mut x = self.above[c as usize];
+                while x != NONE {
+                    n += 1;
+                    x = self.above[x as usize];
+                }
+                Some(n)
+            }
         }
     }
 
@@ -445,90 +737,130 @@ impl Position {
                 first_free = cell_place(i);
             }
         }
+        // The exposed cards, as a bit set, and the column of each.
+        let mut tops = 0u64;
+        let mut col_of = [0u8; 64];
         let mut empty = 0u32;
         let mut first_empty = NONE;
         for i in (0..NCOLS).rev() {
-            if self.top[i] == NONE {
+            let t = self.top[i];
+            if t == NONE {
                 empty += 1;
                 first_empty = i as u8;
+            } else {
+                tops |= 1u64 << t;
+                col_of[t as usize] = i as u8;
             }
         }
         // To the foundations by hand.
         for col in 0..NCOLS {
             let t = self.top[col];
             if t != NONE && self.found[suit(t) as usize] == rank(t) {
-                out.push(Move { from: col as u8, to: FOUNDATION, count: 1 });
+                out.push(Move {
+                    from: col as u8,
+                    to: FOUNDATION,
+                    count: 1,
+                });
             }
         }
         for slot in 0..nc {
             let c = self.cells[slot];
             if c != NONE && self.found[suit(c) as usize] == rank(c) {
-                out.push(Move { from: cell_place(slot), to: FOUNDATION, count: 1 });
+                out.push(Move {
+                    from: cell_place(slot),
+                    to: FOUNDATION,
+                    count: 1,
+                });
             }
         }
+        // The exposed cards `c` may go on: the two cards one rank higher of the other colour.
+        let parents = |c: Card| -> u64 {
+            let r = rank(c);
+            if r >= 12 {
+                return 0;
+            }
+            let base = (r as u32 + 1) * 4;
+            let mask = if is_red(c) { 0b1001u64 } else { 0b0110u64 };
+            tops & (mask << base)
+        };
         // From the free cells to the columns.
         for slot in 0..nc {
             let c = self.cells[slot];
             if c == NONE {
                 continue;
             }
-            for d in 0..NCOLS {
-                let u = self.top[d];
-                if u != NONE && fits_on(c, u) {
-                    out.push(Move { from: cell_place(slot), to: d as u8, count: 1 });
-                }
+            let mut ps = parents(c);
+            while ps != 0 {
+                let u = ps.trailing_zeros() as usize;
+                ps &= ps - 1;
+                out.push(Move {
+                    from: cell_place(slot),
+                    to: col_of[u],
+                    count: 1,
+                });
             }
             if first_empty != NONE {
-                out.push(Move { from: cell_place(slot), to: first_empty, count: 1 });
+                out.push(Move {
+                    from: cell_place(slot),
+                    to: first_empty,
+                    count: 1,
+                });
             }
         }
         // From the columns.
-        let lim_card = Self::move_limit(free, empty);
-        let lim_empty = if empty > 0 { Self::move_limit(free, empty - 1) } else { 0 };
-        let mut run = [NONE; 13];
+        let lim_card = Self::move_limit(free, empty) as usize;
+        let lim_empty = if empty > 0 {
+            Self::move_limit(free, empty - 1)
+        } else {
+            0
+        };
         for s in 0..NCOLS {
             let t = self.top[s];
             if t == NONE {
                 continue;
             }
-            let mut len = 1usize;
-            run[0] = t;
+            let mut len = 0usize;
             let mut x = t;
             loop {
+                // `x` is the bottom card of a run of `len + 1` cards.
+                if len < lim_card {
+                    let mut ps = parents(x);
+                    while ps != 0 {
+                        let u = ps.trailing_zeros() as usize;
+                        ps &= ps - 1;
+                        out.push(Move {
+                            from: s as u8,
+                            to: col_of[u],
+                            count: len as u8 + 1,
+                        });
+                    }
+                }
+                len += 1;
                 let u = self.below[x as usize];
                 if u == NONE || !fits_on(x, u) {
                     break;
                 }
-                run[len] = u;
-                len += 1;
                 x = u;
             }
             let whole = self.below[x as usize] == NONE;
-            let rt = rank(t);
-            for d in 0..NCOLS {
-                let u = self.top[d];
-                if d == s || u == NONE {
-                    continue;
-                }
-                let ru = rank(u);
-                if ru <= rt {
-                    continue;
-                }
-                let idx = (ru - rt - 1) as usize;
-                if idx < len && is_red(run[idx]) != is_red(u) && (idx as u32) < lim_card {
-                    out.push(Move { from: s as u8, to: d as u8, count: idx as u8 + 1 });
-                }
-            }
             if first_empty != NONE {
                 let maxc = (len as u32).min(lim_empty) as usize;
                 for n in 1..=maxc {
                     if !(whole && n == len) {
-                        out.push(Move { from: s as u8, to: first_empty, count: n as u8 });
+                        out.push(Move {
+                            from: s as u8,
+                            to: first_empty,
+                            count: n as u8,
+                        });
                     }
                 }
             }
             if first_free != NONE {
-                out.push(Move { from: s as u8, to: first_free, count: 1 });
+                out.push(Move {
+                    from: s as u8,
+                    to: first_free,
+                    count: 1,
+                });
             }
         }
     }
@@ -536,6 +868,9 @@ impl Position {
     /// True when every column is in non-increasing rank order from bottom to top: the lowest card left
     /// can then always go home, so the position is won.
     pub fn is_sorted(&self) -> bool {
+        if self.track {
+            return self.stats_sum() & 0xFF == 0;
+        }
         for col in 0..NCOLS {
             let mut c = self.top[col];
             if c == NONE {
@@ -558,14 +893,34 @@ impl Position {
         let mut best: Option<(u8, Move)> = None;
         for slot in 0..self.ncells as usize {
             let c = self.cells[slot];
-            if c != NONE && self.found[suit(c) as usize] == rank(c) && best.is_none_or(|(r, _)| rank(c) < r) {
-                best = Some((rank(c), Move { from: cell_place(slot), to: FOUNDATION, count: 1 }));
+            if c != NONE
+                && self.found[suit(c) as usize] == rank(c)
+                && best.map_or(true, |(r, _)| rank(c) < r)
+            {
+                best = Some((
+                    rank(c),
+                    Move {
+                        from: cell_place(slot),
+                        to: FOUNDATION,
+                        count: 1,
+                    },
+                ));
             }
         }
         for col in 0..NCOLS {
             let c = self.top[col];
-            if c != NONE && self.found[suit(c) as usize] == rank(c) && best.is_none_or(|(r, _)| rank(c) < r) {
-                best = Some((rank(c), Move { from: col as u8, to: FOUNDATION, count: 1 }));
+            if c != NONE
+                && self.found[suit(c) as usize] == rank(c)
+                && best.map_or(true, |(r, _)| rank(c) < r)
+            {
+                best = Some((
+                    rank(c),
+                    Move {
+                        from: col as u8,
+                        to: FOUNDATION,
+                        count: 1,
+                    },
+                ));
             }
         }
         best.map(|(_, m)| m)
@@ -594,10 +949,32 @@ impl Position {
             }
         }
         if let Some(c) = (0..52).find(|&c| seen[c] != 1) {
-            return Err(format!("card {} seen {} times", card::name(c as u8), seen[c]));
+            return Err(format!(
+                "card {} seen {} times",
+                card::name(c as u8),
+                seen[c]
+            ));
         }
         if self.key != self.compute_key(origin) {
             return Err("incremental key differs from the recomputed key".into());
+        }
+        for col in (0..NCOLS).filter(|_| self.track) {
+            if self.column_stats(col) != self.compute_stats(col) {
+                return Err(format!(
+                    "kept statistics of column {} differ from the recomputed ones",
+                    col + 1
+                ));
+            }
+            for (i, &c) in self.column(col).iter().enumerate() {
+                if self.col_of[c as usize] as usize != col
+                    || (self.prefix[c as usize] >> 40) & 0x1F != i as u64 + 1
+                {
+                    return Err(format!(
+                        "kept column or height of {} is wrong",
+                        card::name(c)
+                    ));
+                }
+            }
         }
         Ok(())
     }

@@ -18,7 +18,13 @@ pub const BYTES_PER_POSITION: usize = std::mem::size_of::<Entry>() + 8 * 2;
 impl Entry {
     #[inline(always)]
     fn pack(k: &Key) -> [u32; 5] {
-        [k[0] as u32, (k[0] >> 32) as u32, k[1] as u32, (k[1] >> 32) as u32, k[2] as u32]
+        [
+            k[0] as u32,
+            (k[0] >> 32) as u32,
+            k[1] as u32,
+            (k[1] >> 32) as u32,
+            k[2] as u32,
+        ]
     }
 
     #[inline(always)]
@@ -62,7 +68,11 @@ impl Default for Store {
 
 impl Store {
     pub fn new() -> Store {
-        Store { entries: Vec::new(), slots: vec![0; MIN_SLOTS], mask: MIN_SLOTS - 1 }
+        Store {
+            entries: Vec::new(),
+            slots: vec![0; MIN_SLOTS],
+            mask: MIN_SLOTS - 1,
+        }
     }
 
     /// Forget every position, keeping a small table.
@@ -100,6 +110,15 @@ impl Store {
     /// Insert `key`, reached from `parent`; returns its new index, or `None` when it was already stored.
     #[inline]
     pub fn insert(&mut self, key: &Key, parent: u32) -> Option<u32> {
+        match self.insert_or_get(key, parent) {
+            (idx, true) => Some(idx),
+            _ => None,
+        }
+    }
+
+    /// Insert `key`, reached from `parent`; returns its index and whether it is new.
+    #[inline]
+    pub fn insert_or_get(&mut self, key: &Key, parent: u32) -> (u32, bool) {
         if (self.entries.len() + 1) * 10 > self.slots.len() * 7 {
             self.grow();
         }
@@ -111,14 +130,17 @@ impl Store {
             let s = self.slots[i];
             if s == 0 {
                 let idx = self.entries.len() as u32;
-                self.entries.push(Entry { key: packed, parent });
+                self.entries.push(Entry {
+                    key: packed,
+                    parent,
+                });
                 self.slots[i] = tag | (idx as u64 + 1);
-                return Some(idx);
+                return (idx, true);
             }
             if s & 0xFFFF_FFFF_0000_0000 == tag
                 && self.entries[((s as u32) - 1) as usize].key == packed
             {
-                return None;
+                return ((s as u32) - 1, false);
             }
             i = (i + 1) & self.mask;
         }

@@ -1,0 +1,93 @@
+//! Experiment driver: solve a sample of deals and print position statistics.
+//! Usage: tune START END STEP CELLS   (env W=weights, CAP=max positions, WORST=n to list the worst deals)
+use fccore::*;
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let a: u64 = args[1].parse().unwrap();
+    let b: u64 = args[2].parse().unwrap();
+    let step: u64 = args[3].parse().unwrap();
+    let cells: usize = args[4].parse().unwrap();
+    let mut s = Solver::new();
+    if let Ok(w) = std::env::var("W") {
+        let v: Vec<i32> = w.split(',').map(|x| x.parse().unwrap()).collect();
+        let mut arr = [0; search::NFEATURES];
+        arr[..v.len()].copy_from_slice(&v);
+        s.weights = search::Weights(arr);
+    }
+    if let Ok(spec) = std::env::var("DFSP") {
+        s.dives.clear();
+        for part in spec.split(';').filter(|x| !x.is_empty()) {
+            let (b, ws) = part.split_once(':').unwrap();
+            let v: Vec<i32> = ws.split(',').map(|x| x.parse().unwrap()).collect();
+            let mut dw = [0; search::NFEATURES];
+            dw[..v.len()].copy_from_slice(&v);
+            let (b, q) = b.split_once('/').unwrap_or((b, "1000000"));
+            s.dives.push(search::Dive {
+                weights: search::Weights(dw),
+                budget: b.parse().unwrap(),
+                quantum: q.parse().unwrap(),
+            });
+        }
+    }
+    if let Ok(q) = std::env::var("BFQ") {
+        s.bf_quantum = q.parse().unwrap();
+    }
+    let cap = std::env::var("CAP")
+        .map(|x| x.parse().unwrap())
+        .unwrap_or(200_000);
+    let worst: usize = std::env::var("WORST")
+        .map(|x| x.parse().unwrap())
+        .unwrap_or(0);
+    let t = std::time::Instant::now();
+    let (mut tot, mut solved, mut unsolv, mut moves) = (0u64, 0u64, 0u64, 0usize);
+    let mut ps = vec![];
+    let list: Vec<u64> = match std::env::var("DEALS") {
+        Ok(l) => l.split(',').map(|x| x.parse().unwrap()).collect(),
+        Err(_) => (a..=b).step_by(step as usize).collect(),
+    };
+    for &d in &list {
+        let r = s
+            .search(
+                &Layout::deal(d).unwrap(),
+                cells,
+                Strategy::Solve,
+                Limits {
+                    max_positions: cap,
+                    max_millis: None,
+                },
+            )
+            .unwrap();
+        tot += r.positions;
+        ps.push((r.positions, d));
+        match r.outcome {
+            Outcome::Solved => {
+                solved += 1;
+                moves += r.player_moves();
+            }
+            Outcome::Unsolvable => unsolv += 1,
+            _ => {}
+        }
+    }
+    let mut sorted = ps.clone();
+    sorted.sort();
+    let n = ps.len();
+    println!(
+        "n={} solved={} unsolv={} undec={} mean={:.0} median={} p90={} p99={} max={} moves={:.1} time={:.2}s",
+        n, solved, unsolv, n as u64 - solved - unsolv, tot as f64 / n as f64, sorted[n / 2].0, sorted[n * 9 / 10].0,
+        sorted[n * 99 / 100].0, sorted[n - 1].0, moves as f64 / solved.max(1) as f64, t.elapsed().as_secs_f64()
+    );
+    if std::env::var("DUMP").is_ok() {
+        for (p, d) in &ps {
+            eprintln!("{d} {p}");
+        }
+    }
+    if worst > 0 {
+        let w: Vec<String> = sorted
+            .iter()
+            .rev()
+            .take(worst)
+            .map(|(p, d)| format!("{d}:{p}"))
+            .collect();
+        println!("worst: {}", w.join(" "));
+    }
+}

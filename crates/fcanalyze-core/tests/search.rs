@@ -1,0 +1,154 @@
+//! The solver's portfolio (dives sharing the store with a complete best-first search) and the column
+//! statistics its heuristics read.
+
+use fccore::outcome::SolutionMove;
+use fccore::position::{Layout, Position};
+use fccore::replay::replay;
+use fccore::search::Dive;
+use fccore::{Limits, Outcome, Solver, Strategy};
+use proptest::prelude::*;
+
+fn limits(max_positions: u64) -> Limits {
+    Limits {
+        max_positions,
+        max_millis: None,
+    }
+}
+
+#[test]
+fn solve_proof_is_complete_with_and_without_dives() {
+    // The dives store positions they never expand; the best-first phase must still take up every one.
+    for dives in [
+        Dive::PORTFOLIO.to_vec(),
+        vec![],
+        Dive::PORTFOLIO[..1].to_vec(),
+    ] {
+        let mut s = Solver::new();
+        s.dives = dives;
+        let r = s
+            .search(
+                &Layout::deal(11982).unwrap(),
+                4,
+                Strategy::Solve,
+                limits(1_000_000),
+            )
+            .unwrap();
+        assert_eq!(r.outcome, Outcome::Unsolvable);
+        assert_eq!(r.positions, 61_643);
+    }
+}
+
+#[test]
+fn solve_budget_gives_undecided_never_unsolvable() {
+    let mut s = Solver::new();
+    for cap in [1u64, 2, 50, 1000, 61_642] {
+        let r = s
+            .search(
+                &Layout::deal(11982).unwrap(),
+                4,
+                Strategy::Solve,
+                limits(cap),
+            )
+            .unwrap();
+        assert_eq!(r.outcome, Outcome::Undecided, "cap {cap}");
+        assert!(r.positions <= cap);
+    }
+    let r = s
+        .search(
+            &Layout::deal(11982).unwrap(),
+            4,
+            Strategy::Solve,
+            Limits {
+                max_positions: u64::MAX,
+                max_millis: Some(0),
+            },
+        )
+        .unwrap();
+    assert_ne!(r.outcome, Outcome::Unsolvable);
+}
+
+#[test]
+fn tiny_dives_fall_through_to_the_complete_search() {
+    // Dives that give up almost at once: the best-first phase must still solve and the line replay.
+    let mut s = Solver::new();
+    for d in &mut s.dives {
+        d.budget = 3;
+        d.quantum = 1;
+    }
+    s.bf_quantum = 1;
+    for deal in [1u64, 2, 3, 164, 617, 1941] {
+        let layout = Layout::deal(deal).unwrap();
+        let r = s
+            .search(&layout, 4, Strategy::Solve, Limits::default())
+            .unwrap();
+        assert_eq!(r.outcome, Outcome::Solved, "deal {deal}");
+        replay(&layout, 4, &r.solution).unwrap();
+    }
+}
+
+#[test]
+fn few_cells_solves_replay() {
+    // Known minimum cells (SPEC §6): solved with the minimum, the line replays.
+    let mut s = Solver::new();
+    for (deal, k) in [(1u64, 3usize), (2, 1), (3, 2), (164, 0), (617, 4)] {
+        let layout = Layout::deal(deal).unwrap();
+        let r = s
+            .search(&layout, k, Strategy::Solve, Limits::default())
+            .unwrap();
+        assert_eq!(r.outcome, Outcome::Solved, "deal {deal} with {k} cells");
+        replay(&layout, k, &r.solution).unwrap();
+    }
+}
+
+#[test]
+fn solver_is_reusable_and_deterministic() {
+    let mut a = Solver::new();
+    let mut b = Solver::new();
+    for deal in 1..=30u64 {
+        let layout = Layout::deal(deal).unwrap();
+        let x = a
+            .search(&layout, 4, Strategy::Solve, Limits::default())
+            .unwrap();
+        let y = b
+            .search(&layout, 4, Strategy::Solve, Limits::default())
+            .unwrap();
+        assert_eq!(x.outcome, Outcome::Solved);
+        assert_eq!(
+            (x.positions, x.solution.len()),
+            (y.positions, y.solution.len()),
+            "deal {deal}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random legal play with the column statistics kept: they always equal the recomputed ones, decoding
+    /// a key with statistics gives the same position, and the sorted test agrees with the plain scan.
+    #[test]
+    fn kept_statistics_match_random_play(deal in 1u64..=32_000, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..150)) {
+        let layout = Layout::deal(deal).unwrap();
+        let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
+        p.track_stats();
+        p.settle(None);
+        let mut moves = Vec::new();
+        for pick in picks {
+            p.check_invariants(&origin).map_err(TestCaseError::fail)?;
+            let q = Position::from_key_tracked(p.key(), &origin, cells as u8);
+            prop_assert_eq!(q.key(), p.key());
+            q.check_invariants(&origin).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(q.stats_sum(), p.stats_sum());
+            let plain = Position::from_key(p.key(), &origin, cells as u8);
+            prop_assert_eq!(plain.is_sorted(), p.is_sorted());
+            p.moves(&mut moves);
+            if moves.is_empty() {
+                break;
+            }
+            let m = moves[pick as usize % moves.len()];
+            p.apply(m, &origin);
+            p.settle(None);
+        }
+        let _ = SolutionMove { mv: fccore::Move { from: 0, to: 1, count: 1 }, auto: false };
+    }
+}
