@@ -12,7 +12,7 @@ from fcanalyze.board import layout_from_json, parse_board
 from fcanalyze.cli import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput, cli
 from fcanalyze.cli.options import budget_options, cells_option, echo_json, format_option
 from fcanalyze.deals import parse_deal_number
-from fcanalyze.solve import Result, solve
+from fcanalyze.solve import Result, solve as solve_deal
 
 
 def load_source(source: str) -> tuple[int | dict, str]:
@@ -52,7 +52,7 @@ def describe(r: Result, what: str) -> str:
     return f"{head}: undecided, the {r.exhausted} budget ran out ({stats})"
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@cli.command("solve", context_settings={"ignore_unknown_options": True})
 @click.argument("source")
 @cells_option()
 @budget_options
@@ -62,7 +62,7 @@ def describe(r: Result, what: str) -> str:
     help="Exhaustive depth-first search with no position budget unless --max-positions is given.",
 )
 @format_option
-def solve(
+def solve_command(
     source: str, cells: int, max_positions: int | None, time_limit_ms: int | None, prove: bool, fmt: str
 ) -> int:
     """Solve SOURCE: a deal number, or a board file in Freecell Solver's format (``-`` reads stdin; a
@@ -76,7 +76,7 @@ def solve(
     """
     src, what = load_source(source)
     try:
-        r = solve(src, cells, max_positions=max_positions, time_limit_ms=time_limit_ms, prove=prove)
+        r = solve_deal(src, cells, max_positions=max_positions, time_limit_ms=time_limit_ms, prove=prove)
     except ValueError as e:
         raise BadInput(f"{what}: {e}" if isinstance(src, dict) else str(e)) from None
     if fmt == "json":
