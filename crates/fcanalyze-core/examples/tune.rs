@@ -21,11 +21,13 @@ fn main() {
             let v: Vec<i32> = ws.split(',').map(|x| x.parse().unwrap()).collect();
             let mut dw = [0; search::NFEATURES];
             dw[..v.len()].copy_from_slice(&v);
+            let (b, r) = b.split_once('r').unwrap_or((b, "0"));
             let (b, q) = b.split_once('/').unwrap_or((b, "1000000"));
             s.dives.push(search::Dive {
                 weights: search::Weights(dw),
                 budget: b.parse().unwrap(),
                 quantum: q.parse().unwrap(),
+                restarts: r.parse().unwrap(),
             });
         }
     }

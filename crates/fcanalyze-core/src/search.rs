@@ -195,24 +195,28 @@ pub struct Dive {
     pub budget: u32,
     /// Positions it visits in each turn.
     pub quantum: u32,
+    /// Times it starts again from the root (with another weighting and twice the budget) on giving up.
+    pub restarts: u32,
 }
 
 impl Dive {
-    const fn new(w: [i32; NFEATURES], budget: u32, quantum: u32) -> Dive {
+    const fn new(w: [i32; NFEATURES], budget: u32, quantum: u32, restarts: u32) -> Dive {
         Dive {
             weights: Weights(w),
             budget,
             quantum,
+            restarts,
         }
     }
 
     /// The default dives, tuned on a sample of deals 1–32,000 with 4 cells: most deals fall to the first
-    /// within a few hundred positions; the others cut the tail of the deals where it goes astray.
+    /// within a few hundred positions; the others, and restarts with other weightings and doubled
+    /// budgets, cut the tail of the deals where a dive goes astray.
     pub const PORTFOLIO: [Dive; 4] = [
-        Dive::new([6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0], 100_000, 300),
-        Dive::new([6, 0, 4, -4, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0], 100_000, 100),
-        Dive::new([5, 1, 3, -4, 1, 0, 0, 0, 0, 0, 0, -1, 0, 0], 100_000, 100),
-        Dive::new([6, 1, 2, -4, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], 100_000, 100),
+        Dive::new([6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0], 500, 300, 20),
+        Dive::new([6, 0, 4, -4, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0], 500, 100, 20),
+        Dive::new([5, 1, 3, -4, 1, 0, 0, 0, 0, 0, 0, -1, 0, 0], 500, 100, 20),
+        Dive::new([6, 1, 2, -4, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], 500, 100, 20),
     ];
 }
 
@@ -254,8 +258,24 @@ struct Diver {
     visited: u32,
     budget: u32,
     quantum: u32,
+    restarts: u32,
+    round: u32,
     state: DiverState,
 }
+
+/// The weightings dives take in turn when they start again.
+const RESTART_WEIGHTS: [Weights; 10] = [
+    Weights([6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+    Weights([6, 0, 4, -4, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0]),
+    Weights([5, 1, 3, -4, 1, 0, 0, 0, 0, 0, 0, -1, 0, 0]),
+    Weights([6, 1, 2, -4, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]),
+    Weights([6, 2, 4, -4, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]),
+    Weights([6, 1, 4, -4, 1, 0, 0, 0, 0, 0, 0, -1, 0, 0]),
+    Weights([6, 1, 4, -4, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0]),
+    Weights([3, 1, 2, -2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+    Weights([6, 1, 6, -4, 1, 1, 0, 0, 1, -1, 1, 0, 0, 0]),
+    Weights([5, 1, 4, -4, 1, 2, 0, 0, 1, 2, 0, 0, 0, 0]),
+];
 
 /// A reusable search engine: keeps its tables between searches so that a block of deals costs one
 /// allocation, not one per deal.
@@ -291,7 +311,7 @@ impl Solver {
             moves: Vec::with_capacity(256),
             divers: Vec::new(),
             mark: Vec::new(),
-            bf_quantum: 300,
+            bf_quantum: 100,
             weights: Weights::BEST_FIRST,
 
             dives: Dive::PORTFOLIO.to_vec(),
@@ -377,6 +397,8 @@ impl Solver {
             dv.budget = d.budget;
             dv.quantum = d.quantum;
             dv.visited = 0;
+            dv.restarts = d.restarts;
+            dv.round = 0;
             dv.state = DiverState::Fresh;
         }
         let mut steps = 0u64;
@@ -526,7 +548,23 @@ impl Solver {
             left -= 1;
             dv.visited += 1;
             if dv.visited >= dv.budget {
-                dv.state = DiverState::Done;
+                if dv.restarts == 0 {
+                    dv.state = DiverState::Done;
+                    break Step::Go;
+                }
+                // Start again from the root with the next weighting and twice the budget.
+                dv.restarts -= 1;
+                dv.round += 1;
+                dv.budget = dv.budget.saturating_mul(2);
+                dv.weights =
+                    RESTART_WEIGHTS[(t + dv.round as usize * MAX_DIVERS) % RESTART_WEIGHTS.len()];
+                dv.visited = 0;
+                dv.frames.clear();
+                dv.arena.clear();
+                dv.state = DiverState::Fresh;
+                for m in &mut self.mark {
+                    *m &= !bit;
+                }
                 break Step::Go;
             }
             self.push_frame(&mut dv, &q, child, bit, origin, &mut moves);
