@@ -27,7 +27,9 @@ def _card(token: str, where: str) -> str:
     if len(t) == 3 and t.startswith("10"):
         t = "T" + t[2]
     if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
-        raise ValueError(f"{where}: bad card token {token!r} (expected rank A23456789TJQK and suit CDHS, e.g. TD)")
+        raise ValueError(
+            f"{where}: bad card token {token!r} (expected rank A23456789TJQK and suit CDHS, e.g. TD)"
+        )
     return t
 
 
@@ -72,7 +74,11 @@ def parse_board(text: str, cells: int | None = None) -> dict:
             columns.append([_card(tok, where) for tok in body.split()])
     if len(columns) > 8:
         raise ValueError(f"the board has {len(columns)} columns; FreeCell has 8")
-    layout = {"columns": columns + [[] for _ in range(8 - len(columns))], "cells": slots, "foundations": foundations}
+    layout = {
+        "columns": columns + [[] for _ in range(8 - len(columns))],
+        "cells": slots,
+        "foundations": foundations,
+    }
     if cells is not None:
         validate(layout, cells)
     return layout

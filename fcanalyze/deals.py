@@ -18,7 +18,9 @@ def parse_deal_number(text: str | int) -> int:
     else:
         s = str(text).strip().replace("_", "").replace(",", "")
         if not re.fullmatch(r"[+-]?\d+", s):
-            raise ValueError(f"{str(text).strip()!r} is not a deal number (expected a whole number 1 to {MAX_DEAL:,})")
+            raise ValueError(
+                f"{str(text).strip()!r} is not a deal number (expected a whole number 1 to {MAX_DEAL:,})"
+            )
         n = int(s)
     if n < 1 or n > MAX_DEAL:
         raise ValueError(f"deal number {n} is out of range (deals are numbered 1 to {MAX_DEAL:,})")

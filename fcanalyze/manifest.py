@@ -56,7 +56,9 @@ def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
     if not run.get("complete"):
         raise ValueError(f"the run in {out} is not complete; re-run the same analyze command to finish it")
     if run["config"]["max_cells"] < 4:
-        raise ValueError(f"the run in {out} searched only up to {run['config']['max_cells']} cells; classes need 4")
+        raise ValueError(
+            f"the run in {out} searched only up to {run['config']['max_cells']} cells; classes need 4"
+        )
     deals = tables.read_table(out, "deals")
     lists: dict[str, list[int]] = {}
     for cls in records.CLASSES:
@@ -64,8 +66,11 @@ def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
     table_info: dict[str, Any] = {}
     for name in ("deals", "searches"):
         files = [s["files"][name] for _, s in sorted(run["shards"].items())]
-        table_info[name] = {"files": len(files), "rows": sum(f["rows"] for f in files),
-                            "sha256": _digest([f["sha256"] for f in files])}
+        table_info[name] = {
+            "files": len(files),
+            "rows": sum(f["rows"] for f in files),
+            "sha256": _digest([f["sha256"] for f in files]),
+        }
     for name, f in run.get("tables", {}).items():
         table_info[name] = {"files": 1, "rows": f["rows"], "sha256": _digest([f["sha256"]])}
     return {
@@ -104,7 +109,10 @@ def validate(doc: Any) -> None:
     lists = {**doc["classes"], "unsolvable": doc["unsolvable"], "undecided": doc["undecided"]}
     seen: set[int] = set()
     for cls, deals in lists.items():
-        need(isinstance(deals, list) and all(isinstance(d, int) and d >= 1 for d in deals), f"{cls} must list deals")
+        need(
+            isinstance(deals, list) and all(isinstance(d, int) and d >= 1 for d in deals),
+            f"{cls} must list deals",
+        )
         need(deals == sorted(set(deals)), f"{cls} must be sorted without repeats")
         need(doc["counts"][cls] == len(deals), f"counts[{cls!r}] disagrees with its list")
         need(seen.isdisjoint(deals), f"{cls} shares deals with another list")
@@ -129,7 +137,9 @@ def dumps(doc: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def write(out: Path, path: Path | None = None, generated: dt.date | None = None) -> tuple[Path, dict[str, Any]]:
+def write(
+    out: Path, path: Path | None = None, generated: dt.date | None = None
+) -> tuple[Path, dict[str, Any]]:
     """Build, validate and atomically write the manifest (default ``OUT/manifest.json``)."""
     doc = build(out, generated)
     validate(doc)

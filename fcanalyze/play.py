@@ -83,8 +83,11 @@ class Position:
         return format_board(self.layout)
 
     def to_json(self) -> dict[str, Any]:
-        return {"cells": list(self.layout["cells"]), "foundations": dict(self.layout["foundations"]),
-                "columns": [list(c) for c in self.layout["columns"]]}
+        return {
+            "cells": list(self.layout["cells"]),
+            "foundations": dict(self.layout["foundations"]),
+            "columns": [list(c) for c in self.layout["columns"]],
+        }
 
     @property
     def won(self) -> bool:
@@ -171,24 +174,42 @@ class Answer:
         return next((m for m in self.line if not m["auto"]), None)
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "winnable": self.winnable, "move": self.move,
-                "move_notation": self.notation.split()[0] if self.notation else None,
-                "move_count": self.move_count, "line": self.line, "notation": self.notation,
-                "positions": self.positions, "elapsed_ms": round(self.elapsed_ms, 3)}
+        return {
+            "outcome": self.outcome,
+            "winnable": self.winnable,
+            "move": self.move,
+            "move_notation": self.notation.split()[0] if self.notation else None,
+            "move_count": self.move_count,
+            "line": self.line,
+            "notation": self.notation,
+            "positions": self.positions,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+        }
 
 
 def _search(position: Position, budget: Budget, short: bool, deadline: float | None) -> Answer:
     ms = None
     if deadline is not None:
         ms = max(1, int((deadline - time.monotonic()) * 1000))
-    r = _core.solve(position.layout, position.cells, max_positions=budget.max_positions, time_limit_ms=ms,
-                    strategy="short" if short else "solve")
+    r = _core.solve(
+        position.layout,
+        position.cells,
+        max_positions=budget.max_positions,
+        time_limit_ms=ms,
+        strategy="short" if short else "solve",
+    )
     if r["outcome"] == "solved":
         check = checker.replay(position.layout, position.cells, r["moves"])
         if not check.ok:
             raise _core.InternalError(f"a winning line failed the independent replay: {check.reason}")
-    return Answer(outcome=r["outcome"], positions=r["positions"], elapsed_ms=r["elapsed_ms"], line=r["moves"],
-                  notation=r["notation"], move_count=r["move_count"])
+    return Answer(
+        outcome=r["outcome"],
+        positions=r["positions"],
+        elapsed_ms=r["elapsed_ms"],
+        line=r["moves"],
+        notation=r["notation"],
+        move_count=r["move_count"],
+    )
 
 
 def _deadline(budget: Budget) -> float | None:
@@ -205,15 +226,25 @@ def _position(source: Position | int | dict | str, cells: int) -> Position:
     return Position.from_deal(source, cells)
 
 
-def winnable(position: Position | int | dict | str, budget: Budget | None = None, *, short: bool = False,
-             cells: int = 4) -> Answer:
+def winnable(
+    position: Position | int | dict | str,
+    budget: Budget | None = None,
+    *,
+    short: bool = False,
+    cells: int = 4,
+) -> Answer:
     """Can the position still be won? See `Answer.winnable`."""
     budget = budget or Budget()
     return _search(_position(position, cells), budget, short, _deadline(budget))
 
 
-def hint(position: Position | int | dict | str, budget: Budget | None = None, *, short: bool = False,
-         cells: int = 4) -> Answer:
+def hint(
+    position: Position | int | dict | str,
+    budget: Budget | None = None,
+    *,
+    short: bool = False,
+    cells: int = 4,
+) -> Answer:
     """The next move of a winning line (`Answer.move`) and the whole line; ``short=True`` looks for a
     short line (moves counted as players see them)."""
     return winnable(position, budget, short=short, cells=cells)
@@ -235,13 +266,23 @@ class LastWinnable:
     positions: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "moves_played": self.moves_played, "exact": self.exact,
-                "undo": None if self.index is None else self.moves_played - self.index,
-                "positions": self.positions, "answer": self.answer.to_json() if self.answer else None}
+        return {
+            "index": self.index,
+            "moves_played": self.moves_played,
+            "exact": self.exact,
+            "undo": None if self.index is None else self.moves_played - self.index,
+            "positions": self.positions,
+            "answer": self.answer.to_json() if self.answer else None,
+        }
 
 
-def last_winnable(start: Position | int | dict | str, moves: str | Sequence[Any], budget: Budget | None = None,
-                  *, cells: int = 4) -> LastWinnable:
+def last_winnable(
+    start: Position | int | dict | str,
+    moves: str | Sequence[Any],
+    budget: Budget | None = None,
+    *,
+    cells: int = 4,
+) -> LastWinnable:
     """Find the last winnable position of a game played from `start` (winnability only falls along a
     game: a position that cannot be won has no winnable successor, so a binary search is exact)."""
     budget = budget or Budget()

@@ -29,11 +29,13 @@ CLASSES: tuple[Difficulty, ...] = ("easy", "normal", "hard", "unsolvable", "unde
 DEALS = pa.schema(
     [
         pa.field("deal", pa.int64(), nullable=False),
-        pa.field("min_cells", pa.int8()),  # null unless exact: solved with it, proven unsolvable with one fewer
+        pa.field(
+            "min_cells", pa.int8()
+        ),  # null unless exact: solved with it, proven unsolvable with one fewer
         pa.field("min_cells_lower", pa.int8(), nullable=False),  # proven: unsolvable with fewer cells
         pa.field("min_cells_upper", pa.int8()),  # solved with this many cells; null when no solution found
         pa.field("difficulty", pa.string(), nullable=False),
-        pa.field("moves", pa.int16()),  # player moves of the solution at min_cells_upper (no automatic moves)
+        pa.field("moves", pa.int32()),  # player moves of the solution at min_cells_upper (no automatic moves)
         pa.field("solution", pa.string()),  # that solution in standard notation
         pa.field("positions", pa.int64(), nullable=False),  # examined positions, all searches of the deal
     ]
@@ -45,7 +47,7 @@ SEARCHES = pa.schema(
         pa.field("cells", pa.int8(), nullable=False),
         pa.field("outcome", pa.string(), nullable=False),  # solved | unsolvable | undecided
         pa.field("positions", pa.int64(), nullable=False),  # distinct canonical positions stored
-        pa.field("moves", pa.int16()),  # player moves of the solution; null unless solved
+        pa.field("moves", pa.int32()),  # player moves of the solution; null unless solved
         pa.field("elapsed_ms", pa.float64(), nullable=False),
         pa.field("exhausted", pa.string()),  # the budget that ran out (positions | time), undecided only
     ]

@@ -56,9 +56,9 @@ def solve(
 ) -> Result:
     """Search deal number `source` (or a layout dict) with `cells` free cells.
 
-    The default is the best-first solver with a budget of `DEFAULT_MAX_POSITIONS`; ``prove=True`` runs
-    the exhaustive depth-first search, unbounded unless `max_positions` is given. Both are complete, so
-    ``unsolvable`` is always a finished proof; a budget hit gives ``undecided``. A solution is returned
+    The search is complete, so ``unsolvable`` is always a finished proof and a budget hit gives
+    ``undecided``. The default budget is `DEFAULT_MAX_POSITIONS`; ``prove=True`` searches to the end (no
+    position budget unless `max_positions` is given). A solution is returned
     only after the independent Python checker has replayed it to a won game.
     """
     deal = parse_deal_number(source) if not isinstance(source, dict) else None
@@ -70,7 +70,6 @@ def solve(
         cells,
         max_positions=max_positions,
         time_limit_ms=time_limit_ms,
-        strategy="prove" if prove else "solve",
     )
     if r["outcome"] == "solved":
         check = replay(layout, cells, r["moves"])
@@ -130,7 +129,9 @@ def classify(
         elif result.outcome == "solved":
             check = replay(layout, cells, result.moves)
             if not check.ok:
-                raise _core.InternalError(f"deal {deal}, {cells} cells: the solver's line failed the replay: {check.reason}")
+                raise _core.InternalError(
+                    f"deal {deal}, {cells} cells: the solver's line failed the replay: {check.reason}"
+                )
             upper = cells
             break
     return Classification(deal=deal, lower=lower, upper=upper, searches=searches)

@@ -16,14 +16,20 @@ from fcanalyze.deals import parse_range
 def _quantiles(values: pa.Array | pa.ChunkedArray, qs=(0.5, 0.9, 0.99)) -> dict[str, float]:
     if len(values) == 0:
         return {}
-    out = {f"p{round(q * 100)}": float(v) for q, v in zip(qs, pc.quantile(values, q=list(qs)).to_pylist(), strict=True)}
+    out = {
+        f"p{round(q * 100)}": float(v)
+        for q, v in zip(qs, pc.quantile(values, q=list(qs)).to_pylist(), strict=True)
+    }
     out["mean"] = float(pc.mean(values).as_py())
     out["max"] = float(pc.max(values).as_py())
     return out
 
 
 def _compare(ours: dict[Any, int], theirs: dict[Any, int]) -> list[dict[str, Any]]:
-    return [{"key": k, "ours": ours.get(k, 0), "published": v, "match": ours.get(k, 0) == v} for k, v in theirs.items()]
+    return [
+        {"key": k, "ours": ours.get(k, 0), "published": v, "match": ours.get(k, 0) == v}
+        for k, v in theirs.items()
+    ]
 
 
 def summarize(out: Path) -> dict[str, Any]:
@@ -35,8 +41,12 @@ def summarize(out: Path) -> dict[str, Any]:
     if not run.get("shards"):
         raise ValueError(f"the run in {out} has no finished shard yet")
     spans = parse_range(run["range"])
-    stats: dict[str, Any] = {"range": run["range"], "job": run["job"], "config": run["config"],
-                             "complete": run.get("complete", False)}
+    stats: dict[str, Any] = {
+        "range": run["range"],
+        "job": run["job"],
+        "config": run["config"],
+        "complete": run.get("complete", False),
+    }
     searches = tables.read_table(out, "searches")
     stats["deals_done"] = sum(s["deals"] for s in run["shards"].values())
     stats["deals"] = run["deals"]
@@ -54,33 +64,57 @@ def summarize(out: Path) -> dict[str, Any]:
     per_deal_ms = searches.group_by("deal").aggregate([("elapsed_ms", "sum")])
     stats["ms_per_deal"] = _quantiles(per_deal_ms["elapsed_ms_sum"])
     slow = per_deal_ms.sort_by([("elapsed_ms_sum", "descending")]).slice(0, 10)
-    stats["slowest"] = [{"deal": d, "ms": round(m, 1)} for d, m in
-                        zip(slow["deal"].to_pylist(), slow["elapsed_ms_sum"].to_pylist(), strict=True)]
+    stats["slowest"] = [
+        {"deal": d, "ms": round(m, 1)}
+        for d, m in zip(slow["deal"].to_pylist(), slow["elapsed_ms_sum"].to_pylist(), strict=True)
+    ]
     if run["job"] == "analyze":
         deals = tables.read_table(out, "deals")
-        stats["classes"] = {c: int(pc.sum(pc.equal(deals["difficulty"], c)).as_py() or 0) for c in records.CLASSES}
+        stats["classes"] = {
+            c: int(pc.sum(pc.equal(deals["difficulty"], c)).as_py() or 0) for c in records.CLASSES
+        }
         exact = deals.filter(pc.is_valid(deals["min_cells"]))
         stats["min_cells"] = {int(k): int(v) for k, v in zip(*_value_counts(exact["min_cells"]), strict=True)}
         stats["bounds_only"] = deals.num_rows - exact.num_rows
         stats["moves"] = _quantiles(deals.filter(pc.is_valid(deals["moves"]))["moves"])
-        stats["unsolvable_deals"] = deals.filter(pc.equal(deals["difficulty"], "unsolvable"))["deal"].to_pylist()
-        stats["undecided_deals"] = deals.filter(pc.equal(deals["difficulty"], "undecided"))["deal"].to_pylist()
+        stats["unsolvable_deals"] = deals.filter(pc.equal(deals["difficulty"], "unsolvable"))[
+            "deal"
+        ].to_pylist()
+        stats["undecided_deals"] = deals.filter(pc.equal(deals["difficulty"], "undecided"))[
+            "deal"
+        ].to_pylist()
         stats["published"] = _published_analyze(spans, stats, run)
     else:
-        stats["outcomes"] = {o: int(pc.sum(pc.equal(searches["outcome"], o)).as_py() or 0)
-                             for o in ("solved", "unsolvable", "undecided")}
+        stats["outcomes"] = {
+            o: int(pc.sum(pc.equal(searches["outcome"], o)).as_py() or 0)
+            for o in ("solved", "unsolvable", "undecided")
+        }
         bad = searches.filter(pc.equal(searches["outcome"], "unsolvable"))
         stats["unsolvable_deals"] = bad["deal"].to_pylist()
-        stats["proof_positions"] = dict(zip(bad["deal"].to_pylist(), bad["positions"].to_pylist(), strict=True))
-        stats["undecided_deals"] = searches.filter(pc.equal(searches["outcome"], "undecided"))["deal"].to_pylist()
+        stats["proof_positions"] = dict(
+            zip(bad["deal"].to_pylist(), bad["positions"].to_pylist(), strict=True)
+        )
+        stats["undecided_deals"] = searches.filter(pc.equal(searches["outcome"], "undecided"))[
+            "deal"
+        ].to_pylist()
         moves = searches.filter(pc.is_valid(searches["moves"]))["moves"]
         stats["moves"] = _quantiles(moves)
         stats["moves_histogram"] = _histogram(moves)
         stats["published"] = _published_unsolvable(spans, stats)
         if stats["moves"]:
-            stats["published"].append({"what": "mean solution length (macroxue/freecell, near-optimal, 1-1,000,000)",
-                                       "rows": [{"key": "mean moves", "ours": round(stats["moves"]["mean"], 2),
-                                                 "published": published.NEAR_OPTIMAL_MEAN_MOVES, "match": None}]})
+            stats["published"].append(
+                {
+                    "what": "mean solution length (macroxue/freecell, near-optimal, 1-1,000,000)",
+                    "rows": [
+                        {
+                            "key": "mean moves",
+                            "ours": round(stats["moves"]["mean"], 2),
+                            "published": published.NEAR_OPTIMAL_MEAN_MOVES,
+                            "match": None,
+                        }
+                    ],
+                }
+            )
     return stats
 
 
@@ -98,16 +132,24 @@ def _value_counts(arr: pa.ChunkedArray) -> tuple[list[Any], list[int]]:
     return [x["values"] for x in vc], [x["counts"] for x in vc]
 
 
-def _published_analyze(spans: list[tuple[int, int]], stats: dict[str, Any], run: dict[str, Any]) -> list[dict]:
+def _published_analyze(
+    spans: list[tuple[int, int]], stats: dict[str, Any], run: dict[str, Any]
+) -> list[dict]:
     out: list[dict[str, Any]] = []
     if published.covers(spans, 1, 32000) and stats["complete"]:
         ours = dict(stats["min_cells"])
         if run["config"]["max_cells"] < 5:
             # 11982-like deals are only bounded below by 5 when the search stops at 4 cells.
             ours[5] = ours.get(5, 0) + stats["classes"]["unsolvable"]
-        out.append({"what": "min cells, deals 1-32,000 (T. Pringle)",
-                    "rows": _compare(ours, published.MIN_CELLS_32K)})
-        out.append({"what": "classes, deals 1-32,000", "rows": _compare(stats["classes"], published.CLASSES_32K)})
+        out.append(
+            {
+                "what": "min cells, deals 1-32,000 (T. Pringle)",
+                "rows": _compare(ours, published.MIN_CELLS_32K),
+            }
+        )
+        out.append(
+            {"what": "classes, deals 1-32,000", "rows": _compare(stats["classes"], published.CLASSES_32K)}
+        )
     return out + _published_unsolvable(spans, stats)
 
 
@@ -116,8 +158,12 @@ def _published_unsolvable(spans: list[tuple[int, int]], stats: dict[str, Any]) -
         return []
     known = published.known_unsolvable_in(spans)
     inside = [d for d in stats["unsolvable_deals"] if d <= 1_000_000]
-    return [{"what": "unsolvable with 4 cells within 1-1,000,000 (Pringle & Fish)",
-             "rows": [{"key": "deals", "ours": inside, "published": known, "match": inside == known}]}]
+    return [
+        {
+            "what": "unsolvable with 4 cells within 1-1,000,000 (Pringle & Fish)",
+            "rows": [{"key": "deals", "ours": inside, "published": known, "match": inside == known}],
+        }
+    ]
 
 
 def _fmt(v: float) -> str:
@@ -129,10 +175,14 @@ def render(stats: dict[str, Any]) -> str:
     lines = [f"# fcanalyze summary: deals {stats['range']} ({stats['job']})", ""]
     cfg = stats["config"]
     lines.append(f"- configuration: {', '.join(f'{k} {v}' for k, v in cfg.items())}")
-    lines.append(f"- deals done: {stats['deals_done']:,} of {stats['deals']:,}"
-                 + ("" if stats["complete"] else " (run not complete)"))
-    lines.append(f"- search CPU time: {stats['cpu_s']:,.1f} s; per deal (ms): "
-                 + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["ms_per_deal"].items()))
+    lines.append(
+        f"- deals done: {stats['deals_done']:,} of {stats['deals']:,}"
+        + ("" if stats["complete"] else " (run not complete)")
+    )
+    lines.append(
+        f"- search CPU time: {stats['cpu_s']:,.1f} s; per deal (ms): "
+        + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["ms_per_deal"].items())
+    )
     if "classes" in stats:
         lines += ["", "## Classes", "", "| class | deals |", "| --- | ---: |"]
         lines += [f"| {c} | {n:,} |" for c, n in stats["classes"].items()]
@@ -140,38 +190,68 @@ def render(stats: dict[str, Any]) -> str:
         lines += [f"| {k} | {n:,} |" for k, n in stats["min_cells"].items()]
         lines.append(f"| bounds only | {stats['bounds_only']:,} |")
         if stats["moves"]:
-            lines += ["", "Solution length at the minimum number of cells (player moves, automatic moves not "
-                      "counted, supermoves once): " + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items())]
-        lines += ["", f"Unsolvable with 4 cells: {', '.join(map(str, stats['unsolvable_deals'])) or 'none'}.",
-                  f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}."]
+            lines += [
+                "",
+                "Solution length at the minimum number of cells (player moves, automatic moves not "
+                "counted, supermoves once): "
+                + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items()),
+            ]
+        lines += [
+            "",
+            f"Unsolvable with 4 cells: {', '.join(map(str, stats['unsolvable_deals'])) or 'none'}.",
+            f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}.",
+        ]
     if "outcomes" in stats:
         o = stats["outcomes"]
         lines += ["", "## Outcomes with 4 free cells", "", "| outcome | deals |", "| --- | ---: |"]
         lines += [f"| {k} | {v:,} |" for k, v in o.items()]
         proofs = ", ".join(f"{d} ({p:,} positions)" for d, p in stats["proof_positions"].items())
-        lines += ["", f"Proven unsolvable: {proofs or 'none'}.",
-                  f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}."]
+        lines += [
+            "",
+            f"Proven unsolvable: {proofs or 'none'}.",
+            f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}.",
+        ]
         if stats["moves"]:
-            lines += ["", "Solution length (player moves, automatic moves not counted, supermoves once): "
-                      + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items()), "",
-                      "| moves | deals |", "| ---: | ---: |"]
+            lines += [
+                "",
+                "Solution length (player moves, automatic moves not counted, supermoves once): "
+                + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items()),
+                "",
+                "| moves | deals |",
+                "| ---: | ---: |",
+            ]
             lines += [f"| {b['from']}-{b['from'] + 9} | {b['deals']:,} |" for b in stats["moves_histogram"]]
-    lines += ["", "## Searches per cell count", "",
-              "| cells | solved | unsolvable | undecided | positions p50 | p90 | p99 | max | CPU s |",
-              "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        "## Searches per cell count",
+        "",
+        "| cells | solved | unsolvable | undecided | positions p50 | p90 | p99 | max | CPU s |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in stats["searches"]:
         p = r["positions"]
-        lines.append(f"| {r['cells']} | {r['solved']:,} | {r['unsolvable']:,} | {r['undecided']:,} | "
-                     f"{_fmt(p['p50'])} | {_fmt(p['p90'])} | {_fmt(p['p99'])} | {_fmt(p['max'])} | {r['cpu_s']:,.1f} |")
-    lines += ["", "Slowest deals (all searches, ms): "
-              + ", ".join(f"{s['deal']} ({_fmt(s['ms'])})" for s in stats["slowest"])]
+        lines.append(
+            f"| {r['cells']} | {r['solved']:,} | {r['unsolvable']:,} | {r['undecided']:,} | "
+            f"{_fmt(p['p50'])} | {_fmt(p['p90'])} | {_fmt(p['p99'])} | {_fmt(p['max'])} | {r['cpu_s']:,.1f} |"
+        )
+    lines += [
+        "",
+        "Slowest deals (all searches, ms): "
+        + ", ".join(f"{s['deal']} ({_fmt(s['ms'])})" for s in stats["slowest"]),
+    ]
     if stats.get("published"):
         lines += ["", "## Against the published figures (SPEC §6)", ""]
         for block in stats["published"]:
             lines += [f"{block['what']}:", "", "| | ours | published | |", "| --- | ---: | ---: | --- |"]
             for r in block["rows"]:
-                ours = r["ours"] if not isinstance(r["ours"], list) else ", ".join(map(str, r["ours"])) or "none"
-                theirs = r["published"] if not isinstance(r["published"], list) else ", ".join(map(str, r["published"]))
+                ours = (
+                    r["ours"] if not isinstance(r["ours"], list) else ", ".join(map(str, r["ours"])) or "none"
+                )
+                theirs = (
+                    r["published"]
+                    if not isinstance(r["published"], list)
+                    else ", ".join(map(str, r["published"]))
+                )
                 verdict = "" if r["match"] is None else "match" if r["match"] else "DIFFERS"
                 lines.append(f"| {r['key']} | {ours} | {theirs} | {verdict} |")
             lines.append("")

@@ -85,7 +85,9 @@ def read_run(out: Path) -> dict[str, Any] | None:
     try:
         run = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path} is not a readable run manifest ({e}); use another --out directory") from None
+        raise ValueError(
+            f"{path} is not a readable run manifest ({e}); use another --out directory"
+        ) from None
     if not isinstance(run, dict) or run.get("format") != RUN_FORMAT:
         raise ValueError(f"{path} is not an fcanalyze run manifest; use another --out directory")
     return run

@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 FC_SOLVE = shutil.which("fc-solve")
 
-needs_fcs = pytest.mark.skipif(FC_SOLVE is None, reason="Freecell Solver (freecell-solver-bin) is not installed")
+needs_fcs = pytest.mark.skipif(
+    FC_SOLVE is None, reason="Freecell Solver (freecell-solver-bin) is not installed"
+)
 
 
 def fcanalyze_command() -> list[str]:

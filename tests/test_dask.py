@@ -26,18 +26,48 @@ def cluster(tmp_path):
     """A scheduler and two single-threaded workers without nannies (a killed worker stays dead)."""
     info = tmp_path / "scheduler.json"
     procs = [
-        subprocess.Popen([*DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                          "--scheduler-file", str(info)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [
+                *DASK,
+                "scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--no-dashboard",
+                "--scheduler-file",
+                str(info),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     ]
     deadline = time.monotonic() + 60
     while not info.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     address = json.loads(info.read_text())["address"]
     for _ in range(2):
-        procs.append(subprocess.Popen(
-            [*DASK, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
-             "--memory-limit", "0", "--death-timeout", "60"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(
+            subprocess.Popen(
+                [
+                    *DASK,
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                    "--memory-limit",
+                    "0",
+                    "--death-timeout",
+                    "60",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     from dask.distributed import Client
 
     with Client(address, timeout="30s") as c:
@@ -71,9 +101,22 @@ def test_killing_a_worker_loses_no_rows(cluster, tmp_path):
     assert run_cli("analyze", rng, "--out", str(ref), *ARGS, "--workers", "2").returncode == 0
     out = tmp_path / "dask"
     proc = subprocess.Popen(
-        [*__import__("conftest").fcanalyze_command(), "analyze", rng, "--out", str(out), *ARGS,
-         "--engine", "dask", "--scheduler", address],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            *__import__("conftest").fcanalyze_command(),
+            "analyze",
+            rng,
+            "--out",
+            str(out),
+            *ARGS,
+            "--engine",
+            "dask",
+            "--scheduler",
+            address,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         run = tables.read_run(out) if (out / "run.json").exists() else None
@@ -82,7 +125,7 @@ def test_killing_a_worker_loses_no_rows(cluster, tmp_path):
         time.sleep(0.05)
     victim = psutil.Process(workers[0].pid)
     victim.send_signal(signal.SIGKILL)  # mid-run: the other worker must finish the job
-    stdout, stderr = proc.communicate(timeout=600)
+    _stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr
     assert workers[0].wait(timeout=10) == -signal.SIGKILL
     run = tables.read_run(out)

@@ -22,7 +22,7 @@ from fcanalyze.records import SCHEMA_VERSION
 
 # Small budgets keep these tests quick; positions budgets (unlike time) keep them deterministic.
 RANGE = "1-24,164,617"
-ARGS = ["--max-positions", "150000", "--shard-size", "8"]
+ARGS = ["--max-positions", "500000", "--shard-size", "8"]
 
 
 def analyze(out: Path, *extra: str, range_text: str = RANGE):
@@ -64,13 +64,19 @@ def test_tables_schema_and_classes(reference):
     assert list(deals["deal"]) == [*range(1, 25), 164, 617]
     by_deal = deals.set_index("deal")
     # SPEC §6: deal 1 needs 3 cells, 2 needs 1, 3 needs 2, 164 needs 0, 617 needs 4.
-    for deal, need, cls in [(1, 3, "hard"), (2, 1, "easy"), (3, 2, "normal"), (164, 0, "easy"), (617, 4, "hard")]:
+    for deal, need, cls in [
+        (1, 3, "hard"),
+        (2, 1, "easy"),
+        (3, 2, "normal"),
+        (164, 0, "easy"),
+        (617, 4, "hard"),
+    ]:
         assert by_deal.loc[deal, "min_cells"] == need
         assert by_deal.loc[deal, "difficulty"] == cls
     assert set(deals["difficulty"]) <= {"easy", "normal", "hard", "unsolvable", "undecided"}
     meta = pq.read_schema(next(tables.iter_shards(reference, "deals"))).metadata
     assert meta[b"fcanalyze.schema_version"] == str(SCHEMA_VERSION).encode()
-    assert json.loads(meta[b"fcanalyze.config"])["max_positions"] == 150000
+    assert json.loads(meta[b"fcanalyze.config"])["max_positions"] == 500000
     assert b"FreeCell" in meta[b"fcanalyze.rules"]
     searches = pd.read_parquet(reference / "searches")
     # Bounds agree with the searches: every cell count below the lower bound was proven unsolvable.
@@ -148,7 +154,7 @@ def test_a_crashed_worker_is_replaced(reference, tmp_path):
             killed = True
         time.sleep(0.05)
     assert killed, "no worker process seen"
-    stdout, stderr = proc.communicate(timeout=300)
+    _stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
     assert_same_tables(reference, out)
 
@@ -157,7 +163,10 @@ def test_changed_configuration_is_refused(reference, tmp_path):
     out = tmp_path / "cfg"
     assert analyze(out, "--workers", "1", range_text="1-8").returncode == 0
     before = (out / "run.json").read_text()
-    for extra, what in [(["--max-cells", "3"], "max_cells 4 -> 3"), (["--max-positions", "5000"], "max_positions")]:
+    for extra, what in [
+        (["--max-cells", "3"], "max_cells 4 -> 3"),
+        (["--max-positions", "5000"], "max_positions"),
+    ]:
         r = run_cli("analyze", "1-8", "--out", str(out), "--shard-size", "8", *extra)
         assert r.returncode == 2
         assert "different configuration" in r.stderr and what in r.stderr

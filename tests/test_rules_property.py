@@ -25,7 +25,7 @@ def canonical(layout: dict) -> tuple:
 def python_successors(layout: dict, cells: int) -> set[tuple]:
     """Every canonical position one legal player move away, by brute force over the checker's rules."""
     sources = PLACES + [f"cell{i}" for i in range(1, cells + 1)]
-    dests = sources + ["foundation"]
+    dests = [*sources, "foundation"]
     out = set()
     here = canonical(layout)
     for src in sources:
@@ -74,7 +74,9 @@ def test_random_play_agrees_with_the_checker(deal, cells, seed, steps):
 
 
 @settings(max_examples=60, deadline=None)
-@given(deal=st.integers(1, 32000), cells=st.integers(2, 5), seed=st.integers(0, 2**32), edit=st.integers(0, 3))
+@given(
+    deal=st.integers(1, 32000), cells=st.integers(2, 5), seed=st.integers(0, 2**32), edit=st.integers(0, 3)
+)
 def test_core_replay_agrees_with_the_python_checker(deal, cells, seed, edit):
     """Both replays accept the solver's lines, and reject the same broken lines at the same move."""
     r = _core.solve(deal, cells, max_positions=200_000)

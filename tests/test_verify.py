@@ -11,7 +11,9 @@ RANGE = "11975-11990"
 
 
 def verify(out, *extra):
-    return run_cli("verify-unsolvable", RANGE, "--out", str(out), "--shard-size", "8", "--workers", "2", *extra)
+    return run_cli(
+        "verify-unsolvable", RANGE, "--out", str(out), "--shard-size", "8", "--workers", "2", *extra
+    )
 
 
 def test_agrees_with_the_published_list(tmp_path):

@@ -17,18 +17,41 @@ from fcanalyze.solve import DEFAULT_MAX_POSITIONS
 
 @cli.command(context_settings={"ignore_unknown_options": True})
 @click.argument("range_text", metavar="RANGE")
-@click.option("--max-cells", type=click.IntRange(0, 8), default=4, show_default=True,
-              help="Search up to this many free cells (5 or more classifies deals such as 11982).")
+@click.option(
+    "--max-cells",
+    type=click.IntRange(0, 8),
+    default=4,
+    show_default=True,
+    help="Search up to this many free cells (5 or more classifies deals such as 11982).",
+)
 @budget_options
 @engine_options
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Output directory (created; an interrupted run in it is resumed).")
-@click.option("--shard-size", type=click.IntRange(1, 10**7), default=runner.DEFAULT_SHARD_SIZE, show_default=True,
-              help="Deals per shard file (fixed, aligned blocks of deal numbers).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Output directory (created; an interrupted run in it is resumed).",
+)
+@click.option(
+    "--shard-size",
+    type=click.IntRange(1, 10**7),
+    default=runner.DEFAULT_SHARD_SIZE,
+    show_default=True,
+    help="Deals per shard file (fixed, aligned blocks of deal numbers).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
-def analyze(range_text: str, max_cells: int, max_positions: int | None, time_limit_ms: int | None,
-            engine: str, workers: int | None, scheduler: str | None, out: Path, shard_size: int,
-            quiet: bool) -> None:
+def analyze(
+    range_text: str,
+    max_cells: int,
+    max_positions: int | None,
+    time_limit_ms: int | None,
+    engine: str,
+    workers: int | None,
+    scheduler: str | None,
+    out: Path,
+    shard_size: int,
+    quiet: bool,
+) -> None:
     """Find the exact minimum number of free cells of every deal in RANGE (e.g. 1-32000, 617,
     1-100,200-300) and its class: easy (0-1 cells), normal (2), hard (3-4), unsolvable (with 4).
 
@@ -39,18 +62,24 @@ def analyze(range_text: str, max_cells: int, max_positions: int | None, time_lim
     """
     try:
         spans = parse_range(range_text)
-        config = runner.analyze_config(max_cells, max_positions or DEFAULT_MAX_POSITIONS, time_limit_ms, shard_size)
+        config = runner.analyze_config(
+            max_cells, max_positions or DEFAULT_MAX_POSITIONS, time_limit_ms, shard_size
+        )
     except ValueError as e:
         raise BadInput(str(e)) from None
     progress = Progress(range_size(spans), CLASSES, quiet, "analyze")
     try:
         with open_engine(engine, workers, scheduler) as eng:
-            result = runner.run("analyze", spans, out, eng, config, on_progress=progress, on_skip=progress.skipped)
+            result = runner.run(
+                "analyze", spans, out, eng, config, on_progress=progress, on_skip=progress.skipped
+            )
     except ValueError as e:
         raise BadInput(str(e)) from None
     finally:
         progress.close()
     if not quiet:
         counts = ", ".join(f"{k} {result.counts.get(k, 0):,}" for k in CLASSES)
-        click.echo(f"{range_size(spans):,} deals -> {out}: {counts} "
-                   f"({result.computed} shards computed, {result.skipped} already done)")
+        click.echo(
+            f"{range_size(spans):,} deals -> {out}: {counts} "
+            f"({result.computed} shards computed, {result.skipped} already done)"
+        )

@@ -2,25 +2,36 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from fcanalyze import play
 from fcanalyze.cli import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput, cli
-from fcanalyze.cli.options import budget_options, cells_option, echo_json, format_option
+from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
 from fcanalyze.cli.solve import load_source
 
-PLACE = {**{f"col{i}": f"column {i}" for i in range(1, 9)},
-         **{f"cell{i}": f"free cell {'abcdefgi'[i - 1]}" for i in range(1, 9)}, "foundation": "the foundation"}
+PLACE = {
+    **{f"col{i}": f"column {i}" for i in range(1, 9)},
+    **{f"cell{i}": f"free cell {'abcdefgi'[i - 1]}" for i in range(1, 9)},
+    "foundation": "the foundation",
+}
 
 
 def moves_option(f):
-    f = click.option("--moves-file", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-                     help="Read the moves played from a file (notation or one JSON list of move dicts).")(f)
-    return click.option("--moves", "moves_text", default=None, metavar="MOVES",
-                        help='Moves played so far, in standard notation: "3a 36 a8 2h 36(3)".')(f)
+    f = click.option(
+        "--moves-file",
+        type=click.Path(dir_okay=False, exists=True, path_type=Path),
+        default=None,
+        help="Read the moves played from a file (notation or one JSON list of move dicts).",
+    )(f)
+    return click.option(
+        "--moves",
+        "moves_text",
+        default=None,
+        metavar="MOVES",
+        help='Moves played so far, in standard notation: "3a 36 a8 2h 36(3)".',
+    )(f)
 
 
 def read_moves(moves_text: str | None, moves_file: Path | None) -> list:
@@ -67,8 +78,16 @@ def budget(max_positions: int | None, time_limit_ms: int | None) -> play.Budget:
 @budget_options
 @click.option("--short", is_flag=True, help="Look for a short winning line (slower).")
 @format_option
-def hint(source: str, moves_text: str | None, moves_file: Path | None, cells: int, max_positions: int | None,
-         time_limit_ms: int | None, short: bool, fmt: str) -> int:
+def hint(
+    source: str,
+    moves_text: str | None,
+    moves_file: Path | None,
+    cells: int,
+    max_positions: int | None,
+    time_limit_ms: int | None,
+    short: bool,
+    fmt: str,
+) -> int:
     """Is the game still winnable, and what is a good next move? SOURCE is a deal number or a position
     file (Freecell Solver's board text, or JSON; ``-`` reads stdin); --moves are the moves played since.
 
@@ -86,9 +105,11 @@ def hint(source: str, moves_text: str | None, moves_file: Path | None, cells: in
         click.echo("the game is won")
     elif answer.winnable:
         first = answer.notation.split()[0]
-        click.echo(f"winnable: next move {first} ({describe_move(position, answer.move)}); "
-                   f"a winning line of {answer.move_count} moves:")
-        click.echo(answer.notation)
+        click.echo(
+            f"winnable: next move {first} ({describe_move(position, answer.move)}); "
+            f"a winning line of {answer.move_count} moves:"
+        )
+        echo_notation(answer.notation)
     elif answer.winnable is False:
         click.echo(f"not winnable: proven ({answer.positions:,} positions, every one reachable)")
     else:
@@ -102,8 +123,15 @@ def hint(source: str, moves_text: str | None, moves_file: Path | None, cells: in
 @cells_option()
 @budget_options
 @format_option
-def last_winnable(source: str, moves_text: str | None, moves_file: Path | None, cells: int,
-                  max_positions: int | None, time_limit_ms: int | None, fmt: str) -> int:
+def last_winnable(
+    source: str,
+    moves_text: str | None,
+    moves_file: Path | None,
+    cells: int,
+    max_positions: int | None,
+    time_limit_ms: int | None,
+    fmt: str,
+) -> int:
     """The way back: the last position of a played game from which a win is still possible, how many
     moves to undo to reach it, and a winning line from there. SOURCE is a deal number or a position file;
     --moves are the moves played.
@@ -112,17 +140,25 @@ def last_winnable(source: str, moves_text: str | None, moves_file: Path | None, 
     proven winnable), 2 bad input or an illegal move."""
     try:
         start = start_position(source, cells)
-        result = play.last_winnable(start, read_moves(moves_text, moves_file), budget(max_positions, time_limit_ms))
+        result = play.last_winnable(
+            start, read_moves(moves_text, moves_file), budget(max_positions, time_limit_ms)
+        )
     except ValueError as e:
         raise BadInput(str(e)) from None
     if fmt == "json":
         echo_json(result.to_json())
     elif result.index is None:
-        click.echo("no position of this game is " + ("winnable (proven)" if result.exact else "proven winnable"))
+        click.echo(
+            "no position of this game is " + ("winnable (proven)" if result.exact else "proven winnable")
+        )
     else:
         undo = result.moves_played - result.index
-        state = "still winnable" if undo == 0 else f"winnable after undoing {undo} of {result.moves_played} moves"
-        click.echo(f"{state}{'' if result.exact else ' (undecided beyond it: a search ran out of budget)'}; "
-                   f"a winning line of {result.answer.move_count} moves from there:")
-        click.echo(result.answer.notation)
+        state = (
+            "still winnable" if undo == 0 else f"winnable after undoing {undo} of {result.moves_played} moves"
+        )
+        click.echo(
+            f"{state}{'' if result.exact else ' (undecided beyond it: a search ran out of budget)'}; "
+            f"a winning line of {result.answer.move_count} moves from there:"
+        )
+        echo_notation(result.answer.notation)
     return EXIT_OK if result.exact else EXIT_UNDECIDED

@@ -14,8 +14,13 @@ from fcanalyze.cli.options import echo_json, format_option
 
 @cli.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where to write the manifest (default DIRECTORY/manifest.json).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the manifest (default DIRECTORY/manifest.json).",
+)
 def manifest(directory: Path, output: Path | None) -> None:
     """Write the JSON manifest the games consume from a complete ``analyze`` run in DIRECTORY.
 
@@ -40,12 +45,29 @@ def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.d
 
 
 @cli.command()
-@click.option("--manifest", "manifest_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("results/32k/manifest.json"), show_default=True, help="The manifest to pick from.")
-@click.option("--date", callback=_date, default=None, metavar="YYYY-MM-DD",
-              help="The day (default: today in Japan, UTC+9, as the games count days).")
-@click.option("--class", "cls", type=click.Choice(["any", "easy", "normal", "hard"]), default="any",
-              show_default=True, help="Pick among the deals of this class.")
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("results/32k/manifest.json"),
+    show_default=True,
+    help="The manifest to pick from.",
+)
+@click.option(
+    "--date",
+    callback=_date,
+    default=None,
+    metavar="YYYY-MM-DD",
+    help="The day (default: today in Japan, UTC+9, as the games count days).",
+)
+@click.option(
+    "--class",
+    "cls",
+    type=click.Choice(["any", "easy", "normal", "hard"]),
+    default="any",
+    show_default=True,
+    help="Pick among the deals of this class.",
+)
 @format_option
 def daily(manifest_path: Path, date: dt.date, cls: str, fmt: str) -> None:
     """Print the day's deal: a deterministic pick from a manifest, the same for everyone on that date

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -45,6 +46,11 @@ def budget_options(f: F) -> F:
         metavar="N",
         help="Stop after storing this many positions (the answer is then undecided).",
     )(f)
+
+
+def echo_notation(notation: str) -> None:
+    """Print a line of moves in standard notation, wrapped at 78 columns."""
+    click.echo(textwrap.fill(notation, width=78, break_on_hyphens=False))
 
 
 def echo_json(obj: Any) -> None:

@@ -26,7 +26,9 @@ class Progress:
 
     def __call__(self, n: int, counts: dict[str, int]) -> None:
         self.counts.update(counts)
-        self.bar.set_postfix_str(" ".join(f"{k}={self.counts[k]}" for k in self.counters if self.counts[k]), refresh=False)
+        self.bar.set_postfix_str(
+            " ".join(f"{k}={self.counts[k]}" for k in self.counters if self.counts[k]), refresh=False
+        )
         self.bar.update(n)
 
     def skipped(self, n: int, counts: dict[str, int]) -> None:

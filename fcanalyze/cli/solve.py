@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 import click
 
 from fcanalyze.board import layout_from_json, parse_board
 from fcanalyze.cli import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput, cli
-from fcanalyze.cli.options import budget_options, cells_option, echo_json, format_option
+from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
 from fcanalyze.deals import parse_deal_number
-from fcanalyze.solve import Result, solve as solve_deal
+from fcanalyze.solve import Result
+from fcanalyze.solve import solve as solve_deal
 
 
 def load_source(source: str) -> tuple[int | dict, str]:
@@ -59,7 +59,7 @@ def describe(r: Result, what: str) -> str:
 @click.option(
     "--prove",
     is_flag=True,
-    help="Exhaustive depth-first search with no position budget unless --max-positions is given.",
+    help="Search to the end: no position budget unless --max-positions is given (a proof or a solution).",
 )
 @format_option
 def solve_command(
@@ -87,5 +87,5 @@ def solve_command(
     else:
         click.echo(describe(r, what))
         if r.outcome == "solved" and r.notation:
-            click.echo(textwrap.fill(r.notation, width=78, break_on_hyphens=False))
+            echo_notation(r.notation)
     return {"solved": EXIT_OK, "unsolvable": EXIT_UNSOLVABLE}.get(r.outcome, EXIT_UNDECIDED)

@@ -33,19 +33,42 @@ def read_expected(path: Path) -> list[int]:
 
 @cli.command("verify-unsolvable", context_settings={"ignore_unknown_options": True})
 @click.argument("range_text", metavar="[RANGE]", default="1-1000000")
-@click.option("--expected", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-              help="File of deal numbers expected to be unsolvable (default: the published list, SPEC §6).")
+@click.option(
+    "--expected",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="File of deal numbers expected to be unsolvable (default: the published list, SPEC §6).",
+)
 @budget_options
 @engine_options
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Output directory (created; an interrupted run in it is resumed).")
-@click.option("--shard-size", type=click.IntRange(1, 10**7), default=runner.DEFAULT_SHARD_SIZE, show_default=True,
-              help="Deals per shard file.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Output directory (created; an interrupted run in it is resumed).",
+)
+@click.option(
+    "--shard-size",
+    type=click.IntRange(1, 10**7),
+    default=runner.DEFAULT_SHARD_SIZE,
+    show_default=True,
+    help="Deals per shard file.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @format_option
-def verify_unsolvable(range_text: str, expected: Path | None, max_positions: int | None, time_limit_ms: int | None,
-                      engine: str, workers: int | None, scheduler: str | None, out: Path, shard_size: int,
-                      quiet: bool, fmt: str) -> int:
+def verify_unsolvable(
+    range_text: str,
+    expected: Path | None,
+    max_positions: int | None,
+    time_limit_ms: int | None,
+    engine: str,
+    workers: int | None,
+    scheduler: str | None,
+    out: Path,
+    shard_size: int,
+    quiet: bool,
+    fmt: str,
+) -> int:
     """Solve every deal of RANGE (default 1-1000000) with 4 free cells, prove unsolvable every deal the
     solver cannot solve, and compare the proven set with the known list (SPEC §6: 11982, 146692, 186216,
     455889, 495505, 512118, 517776, 781948) or --expected.
@@ -55,8 +78,9 @@ def verify_unsolvable(range_text: str, expected: Path | None, max_positions: int
     Tables (searches, unsolvable) and run.json go to --out; re-running the same command resumes."""
     try:
         spans = parse_range(range_text)
-        config = runner.verify_config(max_positions or runner.verify_config()["max_positions"], time_limit_ms,
-                                      shard_size)
+        config = runner.verify_config(
+            max_positions or runner.verify_config()["max_positions"], time_limit_ms, shard_size
+        )
     except ValueError as e:
         raise BadInput(str(e)) from None
     listed = read_expected(expected) if expected else published.known_unsolvable_in(spans)
@@ -64,7 +88,9 @@ def verify_unsolvable(range_text: str, expected: Path | None, max_positions: int
     progress = Progress(range_size(spans), runner.VERIFY_COUNTERS, quiet, "verify")
     try:
         with open_engine(engine, workers, scheduler) as eng:
-            result = runner.run("verify", spans, out, eng, config, on_progress=progress, on_skip=progress.skipped)
+            result = runner.run(
+                "verify", spans, out, eng, config, on_progress=progress, on_skip=progress.skipped
+            )
     except ValueError as e:
         raise BadInput(str(e)) from None
     finally:
@@ -90,14 +116,19 @@ def verify_unsolvable(range_text: str, expected: Path | None, max_positions: int
         echo_json(report)
     else:
         c = report["counts"]
-        click.echo(f"deals {report['range']}, 4 free cells: {c['solved']:,} solved, {c['unsolvable']:,} proven "
-                   f"unsolvable, {c['undecided']:,} undecided")
+        click.echo(
+            f"deals {report['range']}, 4 free cells: {c['solved']:,} solved, {c['unsolvable']:,} proven "
+            f"unsolvable, {c['undecided']:,} undecided"
+        )
         click.echo(f"proven unsolvable: {', '.join(map(str, proven)) or 'none'}")
         if agree:
             click.echo(f"agreement: the proven set is exactly the {len(listed)} listed deal(s)")
         else:
-            for label, deals in (("solved although listed", solved_but_listed),
-                                 ("unsolvable although not listed", unlisted), ("undecided", undecided)):
+            for label, deals in (
+                ("solved although listed", solved_but_listed),
+                ("unsolvable although not listed", unlisted),
+                ("undecided", undecided),
+            ):
                 if deals:
                     click.echo(f"DISAGREEMENT: {label}: {', '.join(map(str, deals))}")
     return EXIT_OK if agree else 1

@@ -12,7 +12,7 @@ import os
 import signal
 import time
 import traceback
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +25,27 @@ MAX_ATTEMPTS = 3
 REPORT_EVERY = 0.25  # seconds between progress messages from a worker
 
 
+class _Reporter:
+    """A task's progress, sent to the parent at most every `REPORT_EVERY` seconds."""
+
+    def __init__(self, conn: Any, tid: int):
+        self.conn, self.tid = conn, tid
+        self.deals, self.counts = 0, Counter()
+        self.last = time.monotonic()
+
+    def __call__(self, n: int, counts: dict[str, int]) -> None:
+        self.deals += n
+        self.counts.update(counts)
+        if time.monotonic() - self.last >= REPORT_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.deals or self.counts:
+            self.conn.send(("progress", self.tid, (self.deals, dict(self.counts))))
+        self.deals, self.counts = 0, Counter()
+        self.last = time.monotonic()
+
+
 def _worker_main(conn: Any, fn: TaskFn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
@@ -32,26 +53,13 @@ def _worker_main(conn: Any, fn: TaskFn) -> None:
         if msg is None:
             return
         tid, task = msg
-        pending = [0, {}]
-        last = [time.monotonic()]
-
-        def report(n: int, counts: dict[str, int]) -> None:
-            pending[0] += n
-            for k, v in counts.items():
-                pending[1][k] = pending[1].get(k, 0) + v
-            now = time.monotonic()
-            if now - last[0] >= REPORT_EVERY:
-                conn.send(("progress", tid, (pending[0], pending[1])))
-                pending[0], pending[1] = 0, {}
-                last[0] = now
-
+        report = _Reporter(conn, tid)
         try:
             out = fn(task, report)
         except BaseException:
             conn.send(("error", tid, traceback.format_exc()))
             return
-        if pending[0] or pending[1]:
-            conn.send(("progress", tid, (pending[0], pending[1])))
+        report.flush()
         conn.send(("done", tid, out))
 
 
@@ -88,7 +96,9 @@ class ProcessEngine(Engine):
                 tid = todo.popleft()
                 attempts[tid] += 1
                 if attempts[tid] > MAX_ATTEMPTS:
-                    raise EngineError(f"shard {tasks[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up")
+                    raise EngineError(
+                        f"shard {tasks[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up"
+                    )
                 w["task"] = tid
                 conn.send((tid, tasks[tid]))
             else:
