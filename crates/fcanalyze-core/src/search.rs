@@ -234,6 +234,8 @@ enum Step {
     Won(u32),
     Budget(Budget),
     Go,
+    /// Every reachable position was visited.
+    Exhausted,
 }
 
 /// Most dives running side by side (one mark bit each; the last bit marks expanded positions).
@@ -410,13 +412,14 @@ impl Solver {
                 match self.dive(t, &p0, root, origin, limits) {
                     Step::Won(g) => return (Some(g), None),
                     Step::Budget(b) => return (None, Some(b)),
+                    Step::Exhausted => return (None, None),
                     Step::Go => {}
                 }
             }
             match self.expand_best(self.bf_quantum, origin, ncells, limits) {
                 Step::Won(g) => return (Some(g), None),
                 Step::Budget(b) => return (None, Some(b)),
-                Step::Go => {}
+                Step::Go | Step::Exhausted => {}
             }
             if self.queue.len == 0 {
                 return (None, None);
@@ -517,8 +520,10 @@ impl Solver {
                 break Step::Go;
             }
             let Some(f) = dv.frames.last_mut() else {
+                // The dive went through every position reachable from the root (it tries every child
+                // it has not visited) and none was won: a complete proof, with all of them stored.
                 dv.state = DiverState::Done;
-                break Step::Go;
+                break Step::Exhausted;
             };
             if f.next >= f.end {
                 let f = dv.frames.pop().expect("a frame");

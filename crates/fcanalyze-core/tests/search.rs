@@ -152,3 +152,30 @@ proptest! {
         let _ = SolutionMove { mv: fccore::Move { from: 0, to: 1, count: 1 }, auto: false };
     }
 }
+
+#[test]
+fn solve_proofs_count_the_reachable_set() {
+    // With few cells many deals are unsolvable: Solve's proof (often ended by an exhausted dive) must
+    // store exactly the positions Prove reaches.
+    let mut s = Solver::new();
+    let mut proofs = 0;
+    for deal in 1..=60u64 {
+        for k in [0usize, 1] {
+            let layout = Layout::deal(deal).unwrap();
+            let a = s
+                .search(&layout, k, Strategy::Prove, limits(2_000_000))
+                .unwrap();
+            let b = s
+                .search(&layout, k, Strategy::Solve, limits(2_000_000))
+                .unwrap();
+            if a.outcome == Outcome::Unsolvable {
+                proofs += 1;
+                assert_eq!(b.outcome, Outcome::Unsolvable, "deal {deal} k={k}");
+                assert_eq!(a.positions, b.positions, "deal {deal} k={k}");
+            } else if a.outcome == Outcome::Solved {
+                assert_eq!(b.outcome, Outcome::Solved, "deal {deal} k={k}");
+            }
+        }
+    }
+    assert!(proofs > 50);
+}
