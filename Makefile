@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 JOBS ?= $(shell nproc)
 
-.PHONY: help install dev test test-rust test-python lint fmt bench clean
+.PHONY: help install dev run test test-rust test-python lint fmt bench results results-32k results-1m clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -20,6 +20,22 @@ install: $(PY) ## install fcanalyze (Rust core in release mode) with its test an
 dev: $(PY) ## rebuild the core in place for development (maturin develop --release)
 	$(BIN)/pip install -q maturin
 	$(BIN)/maturin develop --release -q -E test,dask
+
+# The options of the committed classification (results/32k): the budget that decides every deal of 1-32,000.
+ANALYZE_32K_OPTS ?= --max-cells 5 --max-positions 400000000
+
+run: install ## the main job: classify deals 1-32,000 exactly into out/32k (tables, manifest, summary)
+	$(PY) pipelines/regenerate.py analyze 1-32000 out/32k $(ANALYZE_32K_OPTS)
+
+results: results-32k results-1m ## regenerate every committed table in results/ from nothing
+
+results-32k: ## regenerate results/32k: exact classes of deals 1-32,000 (tables, manifest, summary)
+	rm -rf results/32k
+	$(PY) pipelines/regenerate.py analyze 1-32000 results/32k $(ANALYZE_32K_OPTS)
+
+results-1m: ## regenerate results/1m: deals 1-1,000,000 with 4 cells, the unsolvable list verified
+	rm -rf results/1m
+	$(PY) pipelines/regenerate.py verify 1-1000000 results/1m
 
 test: test-rust test-python ## run the whole test suite (Rust and Python) against the release build
 

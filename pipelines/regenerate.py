@@ -1,0 +1,87 @@
+"""Regenerate a results directory from nothing: run the pipeline, then the manifest and the summary, and
+record how it was made (command, machine, versions, wall time) in PROVENANCE.md.
+
+    python pipelines/regenerate.py analyze 1-32000 results/32k [fcanalyze analyze options...]
+    python pipelines/regenerate.py verify 1-1000000 results/1m [fcanalyze verify-unsolvable options...]
+
+The run resumes if interrupted (run it again with the same arguments). Shard and run files are written
+atomically by fcanalyze itself; this script only adds the manifest, summary.md and PROVENANCE.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+FCANALYZE = [str(Path(sys.executable).with_name("fcanalyze"))]
+if not Path(FCANALYZE[0]).exists():
+    FCANALYZE = [sys.executable, "-m", "fcanalyze"]
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(next(x for x in Path("/proc/meminfo").read_text().splitlines() if x.startswith("MemTotal")).split()[1])
+        mem = f", {kb / 2**20:.0f} GiB memory"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return f"{os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.release()}"
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    print("+", shlex.join(cmd), flush=True)
+    return subprocess.run(cmd, **kw)
+
+
+def main() -> int:
+    if len(sys.argv) < 4 or sys.argv[1] not in ("analyze", "verify"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    job, rng, out, extra = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4:]
+    command = "analyze" if job == "analyze" else "verify-unsolvable"
+    cmd = [*FCANALYZE, command, rng, "--out", str(out), *extra]
+    resumed = (out / "run.json").exists()
+    started = time.monotonic()
+    r = run(cmd)
+    wall = time.monotonic() - started
+    if job == "verify" and r.returncode == 1:
+        print("verify-unsolvable reported a disagreement or undecided deals (see above)", file=sys.stderr)
+    elif r.returncode != 0:
+        return r.returncode
+    if job == "analyze":
+        m = run([*FCANALYZE, "manifest", str(out)])
+        if m.returncode != 0:
+            return m.returncode
+    summary = run([*FCANALYZE, "summary", str(out)], capture_output=True, text=True, check=True).stdout
+    (out / "summary.md").write_text(summary)
+    version = run([*FCANALYZE, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    shown = ["fcanalyze", command, rng, "--out", str(out), *extra]
+    (out / "PROVENANCE.md").write_text(
+        f"# How {out} was made\n\n"
+        f"- command: `{shlex.join(shown)}` (then `fcanalyze manifest` and `fcanalyze summary`), "
+        f"via `python {shlex.join(sys.argv)}`\n"
+        f"- finished: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
+        f"- wall time of this invocation: {wall:,.0f} s ({wall / 60:.1f} min)"
+        + (" (resumed: earlier invocations not counted)\n" if resumed else "\n")
+        + f"- machine: {machine()}\n- {version}, Python {platform.python_version()}\n"
+    )
+    print(f"wrote {out}/summary.md and {out}/PROVENANCE.md ({wall:,.0f} s)")
+    return r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
