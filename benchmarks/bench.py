@@ -33,8 +33,14 @@ TASKSET = shutil.which("taskset")
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), "unknown CPU")
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "unknown CPU",
+    )
     return f"{os.cpu_count()} cores, {cpu}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
@@ -103,14 +109,19 @@ def fcs_classify(deals: range) -> tuple[dict[int, int | None], int]:
         board = format_board({"columns": _core.deal(d), "cells": [], "foundations": {}})
         out[d] = None
         for k in range(5):
-            fast = subprocess.run([FC_SOLVE, "--freecells-num", str(k), "-l", "lg"], input=board,
-                                  capture_output=True, text=True)
+            fast = subprocess.run(
+                [FC_SOLVE, "--freecells-num", str(k), "-l", "lg"], input=board, capture_output=True, text=True
+            )
             runs += 1
             if "This game is solveable." in fast.stdout:
                 out[d] = k
                 break
-            full = subprocess.run([FC_SOLVE, "--freecells-num", str(k), "-to", "01ABCDE", "-sp", "r:tf", "-sel"],
-                                  input=board, capture_output=True, text=True)
+            full = subprocess.run(
+                [FC_SOLVE, "--freecells-num", str(k), "-to", "01ABCDE", "-sp", "r:tf", "-sel"],
+                input=board,
+                capture_output=True,
+                text=True,
+            )
             runs += 1
             if "This game is solveable." in full.stdout:
                 out[d] = k
@@ -123,8 +134,21 @@ def bench_classify(last: int) -> str:
         return "Freecell Solver or the fcanalyze command is not installed: skipped.\n"
     deals = range(1, last + 1)
     with tempfile.TemporaryDirectory() as tmp:
-        t_ours, r = timed([FCANALYZE, "analyze", f"1-{last}", "--out", f"{tmp}/a", "--workers", "1",
-                           "--max-cells", "4", "--quiet"], cpu=0)
+        t_ours, r = timed(
+            [
+                FCANALYZE,
+                "analyze",
+                f"1-{last}",
+                "--out",
+                f"{tmp}/a",
+                "--workers",
+                "1",
+                "--max-cells",
+                "4",
+                "--quiet",
+            ],
+            cpu=0,
+        )
         if r.returncode != 0:
             raise SystemExit(r.stderr)
         import pandas as pd
@@ -133,8 +157,11 @@ def bench_classify(last: int) -> str:
     t = time.perf_counter()
     theirs, runs = fcs_classify(deals)
     t_theirs = time.perf_counter() - t
-    agree = sum(1 for d in deals if (None if pd.isna(ours.loc[d, "min_cells"]) else int(ours.loc[d, "min_cells"]))
-                == theirs[d])
+    agree = sum(
+        1
+        for d in deals
+        if (None if pd.isna(ours.loc[d, "min_cells"]) else int(ours.loc[d, "min_cells"])) == theirs[d]
+    )
     return (
         f"Exact minimum free cells (0-4) of deals 1-{last}, one core each, run on {dt.date.today()}, {machine()}.\n\n"
         f"| | how | wall time |\n| --- | --- | --- |\n"
@@ -153,16 +180,22 @@ def bench_engines(rng: str) -> str:
         return "the fcanalyze command is not installed: skipped.\n"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, extra in [("local, 2 worker processes", ["--workers", "2"]),
-                            ("dask, local cluster of 2 workers", ["--engine", "dask", "--workers", "2"])]:
-            t, r = timed([FCANALYZE, "verify-unsolvable", rng, "--out", f"{tmp}/{len(rows)}", "--quiet", *extra])
+        for name, extra in [
+            ("local, 2 worker processes", ["--workers", "2"]),
+            ("dask, local cluster of 2 workers", ["--engine", "dask", "--workers", "2"]),
+        ]:
+            t, r = timed(
+                [FCANALYZE, "verify-unsolvable", rng, "--out", f"{tmp}/{len(rows)}", "--quiet", *extra]
+            )
             if r.returncode not in (0, 1):
                 raise SystemExit(r.stderr)
             rows.append((name, t))
     base = rows[0][1]
     lines = "".join(f"| {n} | {t:.1f} s | {base / t:.2f} |\n" for n, t in rows)
-    return (f"`fcanalyze verify-unsolvable {rng}` (4 cells, shards of 1,000 deals), run on {dt.date.today()}, "
-            f"{machine()}.\n\n| engine | wall time | throughput vs local |\n| --- | --- | --- |\n{lines}")
+    return (
+        f"`fcanalyze verify-unsolvable {rng}` (4 cells, shards of 1,000 deals), run on {dt.date.today()}, "
+        f"{machine()}.\n\n| engine | wall time | throughput vs local |\n| --- | --- | --- |\n{lines}"
+    )
 
 
 # -- hints -----------------------------------------------------------------------------------------------

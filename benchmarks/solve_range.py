@@ -1,6 +1,6 @@
 """Solve deals A..B with K cells on one core through the core's block API, as the pipeline does.
 
-    python benchmarks/solve_range.py 1 32000 [K]
+python benchmarks/solve_range.py 1 32000 [K]
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ def main() -> None:
         positions += sum(r["positions"])
     elapsed = time.perf_counter() - t
     n = b - a + 1
-    print(f"deals {a}-{b}, {cells} cells: {dict(counts)}, {positions / n:,.0f} positions per deal, "
-          f"{elapsed:.2f} s in the core ({elapsed / n * 1e3:.3f} ms per deal)")
+    print(
+        f"deals {a}-{b}, {cells} cells: {dict(counts)}, {positions / n:,.0f} positions per deal, "
+        f"{elapsed:.2f} s in the core ({elapsed / n * 1e3:.3f} ms per deal)"
+    )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,11 @@ def machine() -> str:
         pass
     mem = ""
     try:
-        kb = int(next(x for x in Path("/proc/meminfo").read_text().splitlines() if x.startswith("MemTotal")).split()[1])
+        kb = int(
+            next(
+                x for x in Path("/proc/meminfo").read_text().splitlines() if x.startswith("MemTotal")
+            ).split()[1]
+        )
         mem = f", {kb / 2**20:.0f} GiB memory"
     except (OSError, StopIteration, ValueError):
         pass

@@ -136,6 +136,33 @@ def test_resume_after_sigkill(reference, tmp_path):
     assert_same_tables(reference, out)
 
 
+def test_ctrl_c_stops_cleanly_and_resumes(reference, tmp_path):
+    out = tmp_path / "interrupted"
+    proc = subprocess.Popen(
+        [*fcanalyze_command(), "analyze", RANGE, "--out", str(out), *ARGS, "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (
+        (out / "run.json").exists() and tables.read_run(out)["shards"]
+    ):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+    _, stderr = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the interrupt")
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "fcanalyze: interrupted"
+    assert "Traceback" not in stderr
+    assert not tables.read_run(out)["complete"]
+    r = analyze(out, "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert_same_tables(reference, out)
+
+
 def test_a_crashed_worker_is_replaced(reference, tmp_path):
     out = tmp_path / "crash"
     proc = subprocess.Popen(

@@ -11,7 +11,12 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-create_exception!(_core, InternalError, PyRuntimeError, "A broken invariant in the core: a bug, never bad input.");
+create_exception!(
+    _core,
+    InternalError,
+    PyRuntimeError,
+    "A broken invariant in the core: a bug, never bad input."
+);
 
 fn to_py(e: Error) -> PyErr {
     if e.is_user_error() {
@@ -30,7 +35,11 @@ fn place_name(p: u8) -> String {
 }
 
 fn parse_place(s: &str) -> PyResult<u8> {
-    let bad = || PyValueError::new_err(format!("bad place {s:?} (expected col1..col8, cell1..cell8 or foundation)"));
+    let bad = || {
+        PyValueError::new_err(format!(
+            "bad place {s:?} (expected col1..col8, cell1..cell8 or foundation)"
+        ))
+    };
     if s == "foundation" {
         return Ok(FOUNDATION);
     }
@@ -68,7 +77,11 @@ fn layout_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Layout> {
     if let Some(cells) = d.get_item("cells")? {
         for c in cells.try_iter()? {
             let c = c?;
-            layout.cells.push(if c.is_none() { NONE } else { parse_card(&c.extract::<String>()?)? });
+            layout.cells.push(if c.is_none() {
+                NONE
+            } else {
+                parse_card(&c.extract::<String>()?)?
+            });
         }
     }
     if let Some(f) = d.get_item("foundations")? {
@@ -80,11 +93,17 @@ fn layout_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Layout> {
                 "D" => 1,
                 "H" => 2,
                 "S" => 3,
-                _ => return Err(PyValueError::new_err(format!("bad foundation suit {k:?} (expected C, D, H or S)"))),
+                _ => {
+                    return Err(PyValueError::new_err(format!(
+                        "bad foundation suit {k:?} (expected C, D, H or S)"
+                    )))
+                }
             };
             let n: i64 = v.extract()?;
             if !(0..=13).contains(&n) {
-                return Err(PyValueError::new_err(format!("foundation {k} holds {n} cards; it holds 0 to 13")));
+                return Err(PyValueError::new_err(format!(
+                    "foundation {k} holds {n} cards; it holds 0 to 13"
+                )));
             }
             layout.foundations[s] = n as u8;
         }
@@ -101,7 +120,9 @@ fn layout_from_source(source: &Bound<'_, PyAny>) -> PyResult<Layout> {
 }
 
 fn deal_number(n: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let n: i128 = n.extract().map_err(|_| PyValueError::new_err(format!("deal number must be an integer, not {n}")))?;
+    let n: i128 = n
+        .extract()
+        .map_err(|_| PyValueError::new_err(format!("deal number must be an integer, not {n}")))?;
     if n < 1 || n > fccore::deal::MAX_DEAL as i128 {
         return Err(PyValueError::new_err(format!(
             "deal number {n} is out of range (deals are numbered 1 to {})",
@@ -113,7 +134,9 @@ fn deal_number(n: &Bound<'_, PyAny>) -> PyResult<u64> {
 
 fn check_cells(cells: i64) -> PyResult<usize> {
     if !(0..=MAX_CELLS as i64).contains(&cells) {
-        return Err(PyValueError::new_err(format!("{cells} free cells requested; fcanalyze supports 0 to {MAX_CELLS}")));
+        return Err(PyValueError::new_err(format!(
+            "{cells} free cells requested; fcanalyze supports 0 to {MAX_CELLS}"
+        )));
     }
     Ok(cells as usize)
 }
@@ -122,7 +145,9 @@ fn parse_strategy(s: &str) -> PyResult<Strategy> {
     match s {
         "solve" => Ok(Strategy::Solve),
         "prove" => Ok(Strategy::Prove),
-        _ => Err(PyValueError::new_err(format!("unknown strategy {s:?} (expected \"solve\" or \"prove\")"))),
+        _ => Err(PyValueError::new_err(format!(
+            "unknown strategy {s:?} (expected \"solve\" or \"prove\")"
+        ))),
     }
 }
 
@@ -130,7 +155,10 @@ fn limits(max_positions: u64, time_limit_ms: Option<u64>) -> PyResult<Limits> {
     if max_positions == 0 {
         return Err(PyValueError::new_err("max_positions must be at least 1"));
     }
-    Ok(Limits { max_positions, max_millis: time_limit_ms })
+    Ok(Limits {
+        max_positions,
+        max_millis: time_limit_ms,
+    })
 }
 
 fn budget_name(b: Option<Budget>) -> Option<&'static str> {
@@ -155,14 +183,17 @@ fn moves_from_list(moves: &Bound<'_, PyAny>) -> PyResult<Vec<SolutionMove>> {
         let m = m?;
         let d = m.downcast::<PyDict>()?;
         let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
-            d.get_item(k)?.ok_or_else(|| PyValueError::new_err(format!("a move needs {k:?}")))
+            d.get_item(k)?
+                .ok_or_else(|| PyValueError::new_err(format!("a move needs {k:?}")))
         };
         let count: i64 = match d.get_item("count")? {
             Some(c) => c.extract()?,
             None => 1,
         };
         if !(1..=52).contains(&count) {
-            return Err(PyValueError::new_err(format!("bad card count {count} in a move")));
+            return Err(PyValueError::new_err(format!(
+                "bad card count {count} in a move"
+            )));
         }
         let auto = match d.get_item("auto")? {
             Some(a) => a.extract()?,
@@ -200,7 +231,10 @@ fn result_dict<'py>(py: Python<'py>, r: &SearchResult) -> PyResult<Bound<'py, Py
 #[pyfunction]
 fn deal(n: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<String>>> {
     let cols = fccore::deal::deal(deal_number(n)?).map_err(to_py)?;
-    Ok(cols.iter().map(|c| c.iter().map(|&x| card::name(x)).collect()).collect())
+    Ok(cols
+        .iter()
+        .map(|c| c.iter().map(|&x| card::name(x)).collect())
+        .collect())
 }
 
 /// Check that a layout dict is a legal position for `cells` free cells; raise ValueError if not.
@@ -225,7 +259,9 @@ fn solve<'py>(
     let layout = layout_from_source(source)?;
     let strategy = parse_strategy(strategy)?;
     let limits = limits(max_positions, time_limit_ms)?;
-    let r = py.detach(|| Solver::new().search(&layout, cells, strategy, limits)).map_err(to_py)?;
+    let r = py
+        .detach(|| Solver::new().search(&layout, cells, strategy, limits))
+        .map_err(to_py)?;
     result_dict(py, &r)
 }
 
@@ -246,23 +282,54 @@ fn solve_deals<'py>(
     let limits = limits(max_positions, time_limit_ms)?;
     let results = py.detach(|| -> Result<Vec<SearchResult>, Error> {
         let mut solver = Solver::new();
-        deals.iter().map(|&n| solver.search(&Layout::deal(n)?, cells, strategy, limits)).collect()
+        deals
+            .iter()
+            .map(|&n| solver.search(&Layout::deal(n)?, cells, strategy, limits))
+            .collect()
     });
     let results = results.map_err(to_py)?;
     let d = PyDict::new(py);
     d.set_item("deal", &deals)?;
-    d.set_item("outcome", results.iter().map(|r| r.outcome.as_str()).collect::<Vec<_>>())?;
-    d.set_item("positions", results.iter().map(|r| r.positions).collect::<Vec<_>>())?;
-    d.set_item("moves", results.iter().map(|r| r.player_moves() as u32).collect::<Vec<_>>())?;
-    d.set_item("elapsed_ms", results.iter().map(|r| r.elapsed_ms).collect::<Vec<_>>())?;
-    d.set_item("solution", results.iter().map(|r| fccore::notation::format(&r.solution)).collect::<Vec<_>>())?;
+    d.set_item(
+        "outcome",
+        results
+            .iter()
+            .map(|r| r.outcome.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "positions",
+        results.iter().map(|r| r.positions).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "moves",
+        results
+            .iter()
+            .map(|r| r.player_moves() as u32)
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "elapsed_ms",
+        results.iter().map(|r| r.elapsed_ms).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "solution",
+        results
+            .iter()
+            .map(|r| fccore::notation::format(&r.solution))
+            .collect::<Vec<_>>(),
+    )?;
     Ok(d)
 }
 
 /// Replay moves (dicts with from/to/count/auto) from a deal or layout with the core's independent
 /// replay; returns (ok, index of the first bad move or None, reason or None).
 #[pyfunction]
-fn replay(source: &Bound<'_, PyAny>, cells: i64, moves: &Bound<'_, PyAny>) -> PyResult<(bool, Option<usize>, Option<String>)> {
+fn replay(
+    source: &Bound<'_, PyAny>,
+    cells: i64,
+    moves: &Bound<'_, PyAny>,
+) -> PyResult<(bool, Option<usize>, Option<String>)> {
     let cells = check_cells(cells)?;
     let layout = layout_from_source(source)?;
     let moves = moves_from_list(moves)?;
@@ -274,10 +341,17 @@ fn replay(source: &Bound<'_, PyAny>, cells: i64, moves: &Bound<'_, PyAny>) -> Py
 
 fn layout_dict<'py>(py: Python<'py>, layout: &Layout) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let cols: Vec<Vec<String>> = layout.columns.iter().map(|c| c.iter().map(|&x| card::name(x)).collect()).collect();
+    let cols: Vec<Vec<String>> = layout
+        .columns
+        .iter()
+        .map(|c| c.iter().map(|&x| card::name(x)).collect())
+        .collect();
     d.set_item("columns", cols)?;
-    let cells: Vec<Option<String>> =
-        layout.cells.iter().map(|&c| if c == NONE { None } else { Some(card::name(c)) }).collect();
+    let cells: Vec<Option<String>> = layout
+        .cells
+        .iter()
+        .map(|&c| if c == NONE { None } else { Some(card::name(c)) })
+        .collect();
     d.set_item("cells", cells)?;
     let f = PyDict::new(py);
     for (i, s) in ["C", "D", "H", "S"].iter().enumerate() {
@@ -299,7 +373,11 @@ fn auto_list<'py>(py: Python<'py>, autos: &[Move]) -> PyResult<Bound<'py, PyList
 /// layout, and every move the search generates from there with its automatic moves and the layout it
 /// leads to: `(autos, layout, [(move, autos, layout), ...])`.
 #[pyfunction]
-fn successors<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, cells: i64) -> PyResult<Bound<'py, PyAny>> {
+fn successors<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    cells: i64,
+) -> PyResult<Bound<'py, PyAny>> {
     let cells = check_cells(cells)?;
     let layout = layout_from_source(source)?;
     let (mut p, origin) = fccore::Position::from_layout(&layout, cells).map_err(to_py)?;
@@ -313,10 +391,16 @@ fn successors<'py>(py: Python<'py>, source: &Bound<'py, PyAny>, cells: i64) -> P
         q.apply(m, &origin);
         let mut log = Vec::new();
         q.settle(Some(&mut log));
-        let item = (move_dict(py, &SolutionMove { mv: m, auto: false })?, auto_list(py, &log)?, layout_dict(py, &q.layout())?);
+        let item = (
+            move_dict(py, &SolutionMove { mv: m, auto: false })?,
+            auto_list(py, &log)?,
+            layout_dict(py, &q.layout())?,
+        );
         out.append(item)?;
     }
-    Ok((auto_list(py, &autos)?, layout_dict(py, &p.layout())?, out).into_pyobject(py)?.into_any())
+    Ok((auto_list(py, &autos)?, layout_dict(py, &p.layout())?, out)
+        .into_pyobject(py)?
+        .into_any())
 }
 
 /// Standard notation of the player moves among `moves` (dicts).
