@@ -43,7 +43,7 @@ test-rust: ## the core's Rust tests, release build
 	cargo test --release --workspace -q
 
 test-python: ## the Python tests (CLI end to end, checker, tables), against the installed release build
-	$(PY) -m pytest -q
+	$(BIN)/pytest -q
 
 lint: ## ruff, rustfmt and clippy, all as errors
 	$(BIN)/ruff check fcanalyze tests benchmarks pipelines

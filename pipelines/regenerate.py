@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import resource
 import shlex
 import subprocess
 import sys
@@ -70,6 +71,7 @@ def main() -> int:
         m = run([*FCANALYZE, "manifest", str(out)])
         if m.returncode != 0:
             return m.returncode
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest process, workers included
     summary = run([*FCANALYZE, "summary", str(out)], capture_output=True, text=True, check=True).stdout
     (out / "summary.md").write_text(summary)
     version = run([*FCANALYZE, "--version"], capture_output=True, text=True, check=True).stdout.strip()
@@ -81,6 +83,7 @@ def main() -> int:
         f"- finished: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
         f"- wall time of this invocation: {wall:,.0f} s ({wall / 60:.1f} min)"
         + (" (resumed: earlier invocations not counted)\n" if resumed else "\n")
+        + f"- peak memory of the largest process (a worker): {peak_mb:,.0f} MB\n"
         + f"- machine: {machine()}\n- {version}, Python {platform.python_version()}\n"
     )
     print(f"wrote {out}/summary.md and {out}/PROVENANCE.md ({wall:,.0f} s)")

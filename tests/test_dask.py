@@ -40,6 +40,7 @@ def cluster(tmp_path):
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            cwd=tmp_path,  # not the source tree: the installed package must be imported
         )
     ]
     deadline = time.monotonic() + 60
@@ -66,6 +67,7 @@ def cluster(tmp_path):
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                cwd=tmp_path,
             )
         )
     from dask.distributed import Client
@@ -139,6 +141,6 @@ def test_without_dask_the_engine_says_how_to_install(tmp_path):
         "from fcanalyze.cli import main\n"
         f"main(['analyze', '1-2', '--out', {str(tmp_path / 'x')!r}, '--engine', 'dask'])\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert r.returncode == 2
     assert "pip install 'fcanalyze[dask]'" in r.stderr
