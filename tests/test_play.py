@@ -153,11 +153,11 @@ def test_cli_hint_and_last_winnable():
     assert checker.replay(p.layout, 4, doc["line"]).ok
     r = run_cli("hint", str(DATA / "boards" / "mid-game.txt"))
     assert r.returncode == 0 and r.stdout.startswith("winnable: next move ")
-    r = run_cli("hint", "11982", "--max-positions", "100000")
+    r = run_cli("hint", "11982", "--max-positions", "100000", "--time-limit", "600000")
     assert r.returncode == 1 and "not winnable: proven" in r.stdout
     r = run_cli("hint", "1", "--moves", "6a 19")
     assert r.returncode == 2 and "move 2 (19) is illegal" in r.stderr
     r = run_cli("last-winnable", "1", "--moves", "6a 6b", "--format", "json")
     assert r.returncode == 0 and json.loads(r.stdout)["index"] == 2
-    r = run_cli("last-winnable", "11982", "--moves", "3a")
+    r = run_cli("last-winnable", "11982", "--moves", "3a", "--time-limit", "600000")
     assert r.returncode == 0 and r.stdout.startswith("no position of this game is winnable (proven)")
