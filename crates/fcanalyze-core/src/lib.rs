@@ -9,6 +9,7 @@ pub mod outcome;
 pub mod position;
 pub mod replay;
 pub mod search;
+pub mod short;
 pub mod store;
 
 pub use error::{Error, Result};

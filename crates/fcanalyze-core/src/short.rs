@@ -1,0 +1,702 @@
+//! A search for SHORT winning lines, counted as players count them: a supermove is one move and the
+//! safe automatic moves are free (`SearchResult::player_moves`).
+
+use std::time::Instant;
+
+use crate::card::{fits_on, is_red, rank, suit, NONE};
+use crate::error::{Error, Result};
+use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
+use crate::position::{Key, Layout, Move, Origin, Position, FOUNDATION, NCOLS};
+use crate::search::Limits;
+use crate::store::Store;
+
+/// Number of features of the move-count estimate.
+pub const NF: usize = 10;
+
+/// Feature indices.
+pub const F_HAND: usize = 0;
+pub const F_RUNS: usize = 1;
+
+/// The features of `p` for the move-count estimate:
+/// 0 cards that cannot go home automatically before a card lying below them in their column does (each
+///   needs at least one move by hand), 1 runs holding such a card (a lower bound on the moves left),
+/// 2 cards not home, 3 occupied free cells, 4 empty columns, 5 free-cell cards at least 3 ranks above
+/// their foundation, 6 cards above the next card of each suit, 7 blocked runs longer than one card,
+/// 8 cards above the lowest next card, 9 kings not at the bottom of a column.
+pub fn features(p: &Position) -> [i32; NF] {
+    features_with(p, true)
+}
+
+/// [`features`]; with `opp` false, a card counts as blocked only by a lower card of its own suit (for
+/// the analysis of rules where every card that can go home goes automatically).
+pub fn features_with(p: &Position, opp: bool) -> [i32; NF] {
+    let mut f = [0i32; NF];
+    let mut buf = [NONE; 52];
+    let found = p.foundations();
+    let next_min = *found.iter().min().unwrap_or(&13);
+    for col in 0..NCOLS {
+        let mut n = 0;
+        let mut c = p.top(col);
+        if c == NONE {
+            f[4] += 1;
+            continue;
+        }
+        while c != NONE {
+            buf[n] = c;
+            n += 1;
+            c = p.below(c);
+        }
+        // Bottom to top: lowest rank below per suit and per colour.
+        let mut min_suit = [99u8; 4];
+        let mut min_col = [99u8; 2];
+        let mut blocked = [false; 52];
+        for i in (0..n).rev() {
+            let c = buf[i];
+            let r = rank(c);
+            let s = suit(c) as usize;
+            let red = is_red(c) as usize;
+            blocked[i] = min_suit[s] < r || (opp && min_col[1 - red] + 2 <= r);
+            min_suit[s] = min_suit[s].min(r);
+            min_col[red] = min_col[red].min(r);
+            if r == 12 && i + 1 < n {
+                f[9] += 1;
+            }
+            if found[s] == r {
+                f[6] += i as i32;
+                if r == next_min {
+                    f[8] += i as i32;
+                }
+            }
+        }
+        // Top down: runs.
+        let mut run_blocked = false;
+        let mut run_len = 0;
+        for i in 0..n {
+            run_len += 1;
+            if blocked[i] {
+                f[0] += 1;
+                run_blocked = true;
+            }
+            let end = i + 1 == n || !fits_on(buf[i], buf[i + 1]);
+            if end {
+                f[1] += run_blocked as i32;
+                f[7] += (run_blocked && run_len > 1) as i32;
+                run_blocked = false;
+                run_len = 0;
+            }
+        }
+        f[2] += n as i32;
+    }
+    for slot in 0..p.ncells() {
+        let c = p.cell(slot);
+        if c != NONE {
+            f[3] += 1;
+            f[2] += 1;
+            f[5] += (rank(c) >= found[suit(c) as usize] + 3) as i32;
+        }
+    }
+    f
+}
+
+/// Tunable parameters of the short search.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Weights of the features in the beam's estimate (see [`features`]).
+    pub fw: [i32; NF],
+    /// Width of the first beam pass (0: no beam, only the A* phase).
+    pub beam: usize,
+    /// Beam passes, each twice as wide as the one before.
+    pub passes: u32,
+    /// Depth of the shortcut search on the line found (0: none).
+    pub shortcut: u32,
+    /// Weighted A* phase after the beam: weights of g and of the estimate in the priority (0: none).
+    pub wg: u32,
+    pub wh: u32,
+    /// Weights of the features in the A* phase's estimate.
+    pub afw: [i32; NF],
+    /// A* phase: go on after the first line until no shorter one can be found (with `wg == wh` and
+    /// the admissible estimate `afw = [0, 1, 0, …]` the line is then a shortest one).
+    pub exact: bool,
+    /// Analysis only (A* phase, no concrete line): every card that can go home goes, for free.
+    pub free_home: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            fw: [1, 4, 1, 2, -3, 3, 0, 0, 0, 2],
+            beam: 300,
+            passes: 1,
+            shortcut: 0,
+            wg: 0,
+            wh: 0,
+            afw: [0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+            exact: false,
+            free_home: false,
+        }
+    }
+}
+
+#[inline]
+fn estimate(w: &[i32; NF], f: &[i32; NF]) -> u32 {
+    let mut v = 0;
+    for i in 0..NF {
+        v += w[i] * f[i];
+    }
+    v.max(0) as u32
+}
+
+const NBUCKETS: usize = 1 << 16;
+
+/// A priority queue of small integer priorities, LIFO within a priority.
+struct Buckets {
+    buckets: Vec<Vec<u32>>,
+    min: usize,
+    len: usize,
+}
+
+impl Buckets {
+    fn new() -> Self {
+        Buckets {
+            buckets: (0..NBUCKETS).map(|_| Vec::new()).collect(),
+            min: NBUCKETS,
+            len: 0,
+        }
+    }
+    fn clear(&mut self) {
+        if self.len > 0 {
+            for b in &mut self.buckets[self.min.min(NBUCKETS - 1)..] {
+                b.clear();
+            }
+        }
+        self.min = NBUCKETS;
+        self.len = 0;
+    }
+    #[inline]
+    fn push(&mut self, prio: u32, idx: u32) {
+        let p = (prio as usize).min(NBUCKETS - 1);
+        self.buckets[p].push(idx);
+        self.min = self.min.min(p);
+        self.len += 1;
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<u32> {
+        while self.min < NBUCKETS {
+            if let Some(i) = self.buckets[self.min].pop() {
+                self.len -= 1;
+                return Some(i);
+            }
+            self.min += 1;
+        }
+        None
+    }
+}
+
+/// Send home every card that can go (analysis of other rules only).
+fn send_home(q: &mut Position, origin: &Origin) {
+    let mut moves = Vec::new();
+    loop {
+        q.moves(&mut moves);
+        let Some(&m) = moves.iter().find(|m| m.to == FOUNDATION) else {
+            break;
+        };
+        q.apply(m, origin);
+        q.settle(None);
+    }
+}
+
+/// Player moves that finish a sorted position by sending the lowest card home each time.
+fn finish_cost(p: &Position, origin: &Origin) -> u32 {
+    let mut q = *p;
+    let mut n = 0;
+    while !q.is_won() {
+        let Some(m) = q.lowest_home_move() else {
+            return 1000;
+        };
+        q.apply(m, origin);
+        q.settle(None);
+        n += 1;
+    }
+    n
+}
+
+/// What a phase of the search ended in.
+enum End {
+    /// Every reachable position was examined (or the phase found a shortest line).
+    Complete,
+    /// Positions were pruned: a line may have been missed.
+    Pruned,
+    Budget(Budget),
+}
+
+/// The state shared by the phases of one search.
+struct Ctx<'a> {
+    origin: &'a Origin,
+    ncells: u8,
+    limits: Limits,
+    start: Instant,
+    /// Positions stored by the phases so far, the current one excepted.
+    spent: u64,
+    /// The shortest line so far: its cost and its canonical keys from the root to a sorted position.
+    best: Option<(u32, Vec<Key>)>,
+}
+
+impl Ctx<'_> {
+    fn bound(&self) -> u32 {
+        self.best.as_ref().map_or(u32::MAX, |b| b.0)
+    }
+    fn out_of_time(&self) -> bool {
+        self.limits
+            .max_millis
+            .is_some_and(|ms| self.start.elapsed().as_millis() as u64 >= ms)
+    }
+}
+
+/// A reusable short-line search: keeps its tables from one search to the next.
+pub struct ShortSolver {
+    store: Store,
+    parent: Vec<u32>,
+    g: Vec<u8>,
+    closed: Vec<bool>,
+    queue: Buckets,
+    moves: Vec<Move>,
+    pub config: Config,
+    /// After an A* phase: a proven lower bound on the moves of any line (0 if unknown).
+    pub lower_bound: u32,
+}
+
+impl Default for ShortSolver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ShortSolver {
+    pub fn new() -> ShortSolver {
+        ShortSolver {
+            store: Store::new(),
+            parent: Vec::new(),
+            g: Vec::new(),
+            closed: Vec::new(),
+            queue: Buckets::new(),
+            moves: Vec::with_capacity(256),
+            config: Config::default(),
+            lower_bound: 0,
+        }
+    }
+
+    /// Search `layout` with `ncells` free cells for a short line (see [`solve_short`]).
+    pub fn solve(
+        &mut self,
+        layout: &Layout,
+        ncells: usize,
+        limits: Limits,
+    ) -> Result<SearchResult> {
+        let start = Instant::now();
+        let (mut p0, origin) = Position::from_layout(layout, ncells)?;
+        let concrete = p0;
+        p0.settle(None);
+        let mut cx = Ctx {
+            origin: &origin,
+            ncells: ncells as u8,
+            limits,
+            start,
+            spent: 0,
+            best: None,
+        };
+        self.lower_bound = 0;
+        let mut complete = false;
+        let mut exhausted = None;
+        if p0.is_sorted() {
+            cx.best = Some((finish_cost(&p0, &origin), vec![*p0.key()]));
+            cx.spent = 1;
+        } else if limits.max_positions <= 1 {
+            exhausted = Some(Budget::Positions);
+            cx.spent = 1;
+        } else {
+            let mut w = self.config.beam;
+            for _ in 0..self.config.passes.max(1) {
+                if w == 0 {
+                    break;
+                }
+                match self.beam(&p0, w, &mut cx) {
+                    End::Complete => {
+                        complete = true;
+                        break;
+                    }
+                    End::Pruned => {}
+                    End::Budget(b) => {
+                        exhausted = Some(b);
+                        break;
+                    }
+                }
+                w *= 2;
+            }
+            if !complete && exhausted.is_none() && self.config.wg > 0 {
+                match self.astar(&p0, &mut cx) {
+                    End::Complete => complete = true,
+                    End::Pruned => {}
+                    End::Budget(b) => exhausted = Some(b),
+                }
+            }
+        }
+        let positions = cx.spent;
+        if self.config.free_home {
+            self.lower_bound = cx.best.as_ref().map_or(self.lower_bound, |b| b.0);
+            return Ok(SearchResult {
+                outcome: Outcome::Undecided,
+                positions,
+                solution: vec![],
+                elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+                exhausted,
+            });
+        }
+        let (outcome, solution) = match cx.best.take() {
+            Some((_, mut chain)) => {
+                if self.config.shortcut > 0 {
+                    chain = self.shortcuts(chain, &origin, ncells as u8, self.config.shortcut);
+                }
+                let line = concrete_line(concrete, &origin, &chain)?;
+                if let Err(e) = crate::replay::replay(layout, ncells, &line) {
+                    return Err(Error::Internal(format!(
+                        "a short solution failed its replay at move {}: {}",
+                        e.index, e.reason
+                    )));
+                }
+                (Outcome::Solved, line)
+            }
+            // Only a phase that examined every reachable position proves that there is no line.
+            None if complete => (Outcome::Unsolvable, vec![]),
+            None => (Outcome::Undecided, vec![]),
+        };
+        Ok(SearchResult {
+            outcome,
+            positions,
+            solution,
+            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+            exhausted: if outcome == Outcome::Undecided {
+                Some(exhausted.unwrap_or(Budget::Positions))
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Start a phase: an empty store holding the root.
+    fn reset(&mut self, p0: &Position) {
+        self.store.clear();
+        self.parent.clear();
+        self.g.clear();
+        self.closed.clear();
+        self.queue.clear();
+        self.store.insert(p0.key(), u32::MAX);
+        self.parent.push(u32::MAX);
+        self.g.push(0);
+        self.closed.push(false);
+    }
+
+    fn chain(&self, goal: u32) -> Vec<Key> {
+        let mut chain = Vec::new();
+        let mut i = goal;
+        while i != u32::MAX {
+            chain.push(self.store.get(i).key());
+            i = self.parent[i as usize];
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// A sorted position `c` reached in `g` moves: keep its line if it is the shortest so far.
+    fn goal(&self, q: &Position, c: u32, g: u32, cx: &mut Ctx) {
+        let cost = g + finish_cost(q, cx.origin);
+        if cost < cx.bound() {
+            cx.best = Some((cost, self.chain(c)));
+        }
+    }
+
+    /// A beam search over layers of equal move count: each layer keeps the `width` positions with the
+    /// lowest estimate, and drops those that cannot beat the best line so far.
+    fn beam(&mut self, p0: &Position, width: usize, cx: &mut Ctx) -> End {
+        self.reset(p0);
+        let fw = self.config.fw;
+        let mut layer: Vec<u32> = vec![0];
+        let mut cand: Vec<(u32, u32)> = Vec::new();
+        let mut moves = std::mem::take(&mut self.moves);
+        let mut end = End::Complete;
+        let mut g = 0u32;
+        'layers: while !layer.is_empty() {
+            if g + 2 > cx.bound() {
+                // No line through the next layer can be shorter than the best.
+                end = End::Pruned;
+                break;
+            }
+            cand.clear();
+            for &idx in &layer {
+                if cx.out_of_time() {
+                    end = End::Budget(Budget::Time);
+                    break 'layers;
+                }
+                let p = Position::from_key(&self.store.get(idx).key(), cx.origin, cx.ncells);
+                p.moves(&mut moves);
+                for &m in &moves {
+                    let mut q = p;
+                    q.apply(m, cx.origin);
+                    q.settle(None);
+                    let (c, new) = self.store.insert_or_get(q.key(), idx);
+                    if !new {
+                        continue;
+                    }
+                    self.parent.push(idx);
+                    if q.is_sorted() {
+                        self.goal(&q, c, g + 1, cx);
+                        continue;
+                    }
+                    if cx.spent + self.store.len() as u64 >= cx.limits.max_positions {
+                        end = End::Budget(Budget::Positions);
+                        break 'layers;
+                    }
+                    let f = features(&q);
+                    // A move takes at most one blocked run away: drop what cannot beat the best.
+                    if g + 1 + f[F_RUNS] as u32 >= cx.bound() {
+                        end = End::Pruned;
+                        continue;
+                    }
+                    cand.push((estimate(&fw, &f), c));
+                }
+            }
+            g += 1;
+            if cand.len() > width {
+                end = End::Pruned;
+                cand.select_nth_unstable(width);
+                cand.truncate(width);
+            }
+            layer.clear();
+            layer.extend(cand.iter().map(|&(_, c)| c));
+        }
+        self.moves = moves;
+        cx.spent += self.store.len() as u64;
+        if matches!(end, End::Complete) && cx.best.is_some() {
+            // Complete only in the sense that nothing was pruned; a line exists anyway.
+            end = End::Pruned;
+        }
+        end
+    }
+
+    /// Weighted A* (priority `wg·g + wh·estimate`), pruned by the best line so far; with `exact`, it
+    /// goes on after a line until no shorter one can be found.
+    fn astar(&mut self, p0: &Position, cx: &mut Ctx) -> End {
+        self.reset(p0);
+        let cfg = self.config.clone();
+        let est = |q: &Position| estimate(&cfg.afw, &features_with(q, !cfg.free_home));
+        let h0 = est(p0);
+        self.queue.push((cfg.wh * h0) * 64 + h0.min(63), 0);
+        let mut moves = std::mem::take(&mut self.moves);
+        let mut expanded = 0u64;
+        let mut end = End::Complete;
+        while let Some(idx) = self.queue.pop() {
+            if self.closed[idx as usize] {
+                continue;
+            }
+            let g = self.g[idx as usize] as u32;
+            if g + 1 >= cx.bound() {
+                continue;
+            }
+            if cx.best.is_some()
+                && (!cfg.exact || (self.queue.min as u32 >> 6) >= cx.bound() * cfg.wg)
+            {
+                // With `exact`, every position left has f at least the best cost.
+                end = if cfg.exact {
+                    End::Complete
+                } else {
+                    End::Pruned
+                };
+                break;
+            }
+            self.closed[idx as usize] = true;
+            expanded += 1;
+            if expanded & 255 == 0 && cx.out_of_time() {
+                end = End::Budget(Budget::Time);
+                break;
+            }
+            let p = Position::from_key(&self.store.get(idx).key(), cx.origin, cx.ncells);
+            p.moves(&mut moves);
+            for &m in &moves {
+                let mut q = p;
+                q.apply(m, cx.origin);
+                q.settle(None);
+                if cfg.free_home {
+                    send_home(&mut q, cx.origin);
+                }
+                let (c, new) = self.store.insert_or_get(q.key(), idx);
+                if new {
+                    self.g.push((g + 1) as u8);
+                    self.parent.push(idx);
+                    self.closed.push(false);
+                } else if self.g[c as usize] as u32 > g + 1 {
+                    self.g[c as usize] = (g + 1) as u8;
+                    self.parent[c as usize] = idx;
+                    self.closed[c as usize] = false;
+                } else {
+                    continue;
+                }
+                if q.is_sorted() {
+                    self.goal(&q, c, g + 1, cx);
+                    continue;
+                }
+                if cx.spent + self.store.len() as u64 >= cx.limits.max_positions {
+                    end = End::Budget(Budget::Positions);
+                    break;
+                }
+                let h = est(&q);
+                self.queue
+                    .push((cfg.wg * (g + 1) + cfg.wh * h) * 64 + h.min(63), c);
+            }
+            if matches!(end, End::Budget(_)) {
+                break;
+            }
+        }
+        self.moves = moves;
+        // Lower bounds hold for the admissible estimate only (`wg == wh`, `afw` counting blocked runs).
+        self.lower_bound = match end {
+            End::Complete => cx.bound(),
+            End::Budget(_) if cfg.exact && cfg.wg == cfg.wh => {
+                ((self.queue.min as u32) >> 6) / cfg.wg
+            }
+            _ => 0,
+        };
+        cx.spent += self.store.len() as u64;
+        if matches!(end, End::Complete) && cx.best.is_some() {
+            end = End::Pruned;
+        }
+        end
+    }
+
+    /// Shorten a line (canonical keys from the root to a sorted position): from each of its positions, a
+    /// breadth-first search `depth` moves deep looks for a later position of the line, or a sorted
+    /// position, reached in fewer moves; the first such shortcut is taken, until none is left.
+    pub fn shortcuts(
+        &mut self,
+        mut chain: Vec<Key>,
+        origin: &Origin,
+        ncells: u8,
+        depth: u32,
+    ) -> Vec<Key> {
+        let mut local = Store::new();
+        let mut moves = Vec::new();
+        let mut frontier: Vec<u32> = Vec::new();
+        let mut next: Vec<u32> = Vec::new();
+        'again: loop {
+            let n = chain.len() - 1;
+            let last = Position::from_key(&chain[n], origin, ncells);
+            let total = n as u32 + finish_cost(&last, origin);
+            let index: std::collections::HashMap<Key, usize> =
+                chain.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+            for i in 0..n {
+                local.clear();
+                local.insert(&chain[i], u32::MAX);
+                frontier.clear();
+                frontier.push(0);
+                // (local index of the end, index in the line or None for a sorted end)
+                let mut found: Option<(u32, Option<usize>)> = None;
+                'bfs: for d in 1..=depth {
+                    next.clear();
+                    for &idx in &frontier {
+                        let p = Position::from_key(&local.get(idx).key(), origin, ncells);
+                        p.moves(&mut moves);
+                        for &m in &moves {
+                            let mut q = p;
+                            q.apply(m, origin);
+                            q.settle(None);
+                            let Some(c) = local.insert(q.key(), idx) else {
+                                continue;
+                            };
+                            if let Some(&j) = index.get(q.key()) {
+                                if j > i + d as usize {
+                                    found = Some((c, Some(j)));
+                                    break 'bfs;
+                                }
+                            }
+                            if q.is_sorted() {
+                                if i as u32 + d + finish_cost(&q, origin) < total {
+                                    found = Some((c, None));
+                                    break 'bfs;
+                                }
+                                continue;
+                            }
+                            next.push(c);
+                        }
+                    }
+                    std::mem::swap(&mut frontier, &mut next);
+                }
+                if let Some((c, j)) = found {
+                    let mut path = Vec::new();
+                    let mut x = c;
+                    while x != 0 {
+                        path.push(local.get(x).key());
+                        x = local.get(x).parent;
+                    }
+                    path.reverse();
+                    let mut out: Vec<Key> = chain[..=i].to_vec();
+                    out.extend(path);
+                    if let Some(j) = j {
+                        out.extend_from_slice(&chain[j + 1..]);
+                    }
+                    chain = out;
+                    continue 'again;
+                }
+            }
+            return chain;
+        }
+    }
+}
+
+/// Replay a chain of canonical keys from the concrete start, recording real columns and slots and the
+/// automatic moves, then finish the last (sorted) position by sending the lowest card home each time.
+fn concrete_line(start: Position, origin: &Origin, chain: &[Key]) -> Result<Vec<SolutionMove>> {
+    let mut out = Vec::new();
+    let mut log = Vec::new();
+    let mut cur = start;
+    cur.settle(Some(&mut log));
+    out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+    if cur.key() != &chain[0] {
+        return Err(Error::Internal(
+            "the settled start is not the root of the short line".into(),
+        ));
+    }
+    let mut moves = Vec::new();
+    for target in &chain[1..] {
+        cur.moves(&mut moves);
+        let found = moves.iter().copied().find(|&m| {
+            let mut q = cur;
+            q.apply(m, origin);
+            q.settle(None);
+            q.key() == target
+        });
+        let Some(m) = found else {
+            return Err(Error::Internal(
+                "no move reproduces a step of the short line".into(),
+            ));
+        };
+        cur.apply(m, origin);
+        out.push(SolutionMove { mv: m, auto: false });
+        cur.settle(Some(&mut log));
+        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+    }
+    while !cur.is_won() {
+        let Some(m) = cur.lowest_home_move() else {
+            return Err(Error::Internal(
+                "a sorted position has no card to send home".into(),
+            ));
+        };
+        cur.apply(m, origin);
+        out.push(SolutionMove { mv: m, auto: false });
+        cur.settle(Some(&mut log));
+        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+    }
+    Ok(out)
+}
+
+/// Search `layout` with `ncells` free cells for a short winning line, as players count moves.
+pub fn solve_short(layout: &Layout, ncells: usize, limits: Limits) -> Result<SearchResult> {
+    ShortSolver::new().solve(layout, ncells, limits)
+}
