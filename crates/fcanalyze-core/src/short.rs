@@ -7,7 +7,7 @@ use crate::card::{fits_on, is_red, rank, suit, NONE};
 use crate::error::{Error, Result};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{Key, Layout, Move, Origin, Position, FOUNDATION, NCOLS};
-use crate::search::Limits;
+use crate::search::{Limits, Solver, Strategy};
 use crate::store::Store;
 
 /// Number of features of the move-count estimate.
@@ -31,62 +31,74 @@ pub fn features(p: &Position) -> [i32; NF] {
 /// the analysis of rules where every card that can go home goes automatically).
 pub fn features_with(p: &Position, opp: bool) -> [i32; NF] {
     let mut f = [0i32; NF];
-    let mut buf = [NONE; 52];
-    let found = p.foundations();
-    let next_min = *found.iter().min().unwrap_or(&13);
     for col in 0..NCOLS {
-        let mut n = 0;
-        let mut c = p.top(col);
-        if c == NONE {
-            f[4] += 1;
-            continue;
+        let c = column_features(p, col, opp);
+        for i in 0..NF {
+            f[i] += c[i];
         }
-        while c != NONE {
-            buf[n] = c;
-            n += 1;
-            c = p.below(c);
-        }
-        // Bottom to top: lowest rank below per suit and per colour.
-        let mut min_suit = [99u8; 4];
-        let mut min_col = [99u8; 2];
-        let mut blocked = [false; 52];
-        for i in (0..n).rev() {
-            let c = buf[i];
-            let r = rank(c);
-            let s = suit(c) as usize;
-            let red = is_red(c) as usize;
-            blocked[i] = min_suit[s] < r || (opp && min_col[1 - red] + 2 <= r);
-            min_suit[s] = min_suit[s].min(r);
-            min_col[red] = min_col[red].min(r);
-            if r == 12 && i + 1 < n {
-                f[9] += 1;
-            }
-            if found[s] == r {
-                f[6] += i as i32;
-                if r == next_min {
-                    f[8] += i as i32;
-                }
-            }
-        }
-        // Top down: runs.
-        let mut run_blocked = false;
-        let mut run_len = 0;
-        for i in 0..n {
-            run_len += 1;
-            if blocked[i] {
-                f[0] += 1;
-                run_blocked = true;
-            }
-            let end = i + 1 == n || !fits_on(buf[i], buf[i + 1]);
-            if end {
-                f[1] += run_blocked as i32;
-                f[7] += (run_blocked && run_len > 1) as i32;
-                run_blocked = false;
-                run_len = 0;
-            }
-        }
-        f[2] += n as i32;
     }
+    global_features(p, &mut f);
+    f
+}
+
+/// The part of the features that depends on column `col` alone (0, 1, 2, 4, 7 and 9).
+#[inline]
+fn column_features(p: &Position, col: usize, opp: bool) -> [i32; NF] {
+    let mut f = [0i32; NF];
+    let mut buf = [NONE; 52];
+    let mut n = 0;
+    let mut c = p.top(col);
+    if c == NONE {
+        f[4] = 1;
+        return f;
+    }
+    while c != NONE {
+        buf[n] = c;
+        n += 1;
+        c = p.below(c);
+    }
+    // Bottom to top: lowest rank below per suit and per colour.
+    let mut min_suit = [99u8; 4];
+    let mut min_col = [99u8; 2];
+    let mut blocked = [false; 52];
+    for i in (0..n).rev() {
+        let c = buf[i];
+        let r = rank(c);
+        let s = suit(c) as usize;
+        let red = is_red(c) as usize;
+        blocked[i] = min_suit[s] < r || (opp && min_col[1 - red] + 2 <= r);
+        min_suit[s] = min_suit[s].min(r);
+        min_col[red] = min_col[red].min(r);
+        if r == 12 && i + 1 < n {
+            f[9] += 1;
+        }
+    }
+    // Top down: runs.
+    let mut run_blocked = false;
+    let mut run_len = 0;
+    for i in 0..n {
+        run_len += 1;
+        if blocked[i] {
+            f[0] += 1;
+            run_blocked = true;
+        }
+        let end = i + 1 == n || !fits_on(buf[i], buf[i + 1]);
+        if end {
+            f[1] += run_blocked as i32;
+            f[7] += (run_blocked && run_len > 1) as i32;
+            run_blocked = false;
+            run_len = 0;
+        }
+    }
+    f[2] = n as i32;
+    f
+}
+
+/// Add the features that do not come from single columns: the free cells and cards home (2, 3, 5)
+/// and the depth of the next cards (6, 8).
+#[inline]
+fn global_features(p: &Position, f: &mut [i32; NF]) {
+    let found = p.foundations();
     for slot in 0..p.ncells() {
         let c = p.cell(slot);
         if c != NONE {
@@ -95,7 +107,20 @@ pub fn features_with(p: &Position, opp: bool) -> [i32; NF] {
             f[5] += (rank(c) >= found[suit(c) as usize] + 3) as i32;
         }
     }
-    f
+    let next_min = *found.iter().min().unwrap_or(&13);
+    for s in 0..4u8 {
+        let r = found[s as usize];
+        if r < 13 {
+            let d = p
+                .cover(crate::card::make(r, s))
+                .unwrap_or(0)
+                .saturating_sub(1) as i32;
+            f[6] += d;
+            if r == next_min {
+                f[8] += d;
+            }
+        }
+    }
 }
 
 /// Tunable parameters of the short search.
@@ -117,6 +142,8 @@ pub struct Config {
     /// A* phase: go on after the first line until no shorter one can be found (with `wg == wh` and
     /// the admissible estimate `afw = [0, 1, 0, …]` the line is then a shortest one).
     pub exact: bool,
+    /// When no phase found a line: the complete solver of [`crate::search`], then shortcuts.
+    pub fallback: bool,
     /// Analysis only (A* phase, no concrete line): every card that can go home goes, for free.
     pub free_home: bool,
 }
@@ -132,6 +159,7 @@ impl Default for Config {
             wh: 0,
             afw: [0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
             exact: false,
+            fallback: true,
             free_home: false,
         }
     }
@@ -237,6 +265,8 @@ struct Ctx<'a> {
     start: Instant,
     /// Positions stored by the phases so far, the current one excepted.
     spent: u64,
+    /// For a proof of unsolvability: the number of reachable positions.
+    proof: Option<u64>,
     /// The shortest line so far: its cost and its canonical keys from the root to a sorted position.
     best: Option<(u32, Vec<Key>)>,
 }
@@ -260,6 +290,7 @@ pub struct ShortSolver {
     closed: Vec<bool>,
     queue: Buckets,
     moves: Vec<Move>,
+    solver: Solver,
     pub config: Config,
     /// After an A* phase: a proven lower bound on the moves of any line (0 if unknown).
     pub lower_bound: u32,
@@ -280,6 +311,7 @@ impl ShortSolver {
             closed: Vec::new(),
             queue: Buckets::new(),
             moves: Vec::with_capacity(256),
+            solver: Solver::new(),
             config: Config::default(),
             lower_bound: 0,
         }
@@ -302,10 +334,12 @@ impl ShortSolver {
             limits,
             start,
             spent: 0,
+            proof: None,
             best: None,
         };
         self.lower_bound = 0;
         let mut complete = false;
+        let mut fell_back = false;
         let mut exhausted = None;
         if p0.is_sorted() {
             cx.best = Some((finish_cost(&p0, &origin), vec![*p0.key()]));
@@ -339,8 +373,16 @@ impl ShortSolver {
                     End::Budget(b) => exhausted = Some(b),
                 }
             }
+            if cx.best.is_none() && !complete && exhausted.is_none() && self.config.fallback {
+                fell_back = true;
+                match self.fallback(layout, &mut cx)? {
+                    End::Complete => complete = true,
+                    End::Pruned => {}
+                    End::Budget(b) => exhausted = Some(b),
+                }
+            }
         }
-        let positions = cx.spent;
+        let mut positions = cx.spent;
         if self.config.free_home {
             self.lower_bound = cx.best.as_ref().map_or(self.lower_bound, |b| b.0);
             return Ok(SearchResult {
@@ -353,8 +395,14 @@ impl ShortSolver {
         }
         let (outcome, solution) = match cx.best.take() {
             Some((_, mut chain)) => {
-                if self.config.shortcut > 0 {
-                    chain = self.shortcuts(chain, &origin, ncells as u8, self.config.shortcut);
+                // The fallback's lines are long: shorten them at least a little.
+                let depth = if fell_back {
+                    self.config.shortcut.max(2)
+                } else {
+                    self.config.shortcut
+                };
+                if depth > 0 {
+                    chain = self.shortcuts(chain, &origin, ncells as u8, depth);
                 }
                 let line = concrete_line(concrete, &origin, &chain)?;
                 if let Err(e) = crate::replay::replay(layout, ncells, &line) {
@@ -366,7 +414,10 @@ impl ShortSolver {
                 (Outcome::Solved, line)
             }
             // Only a phase that examined every reachable position proves that there is no line.
-            None if complete => (Outcome::Unsolvable, vec![]),
+            None if complete => {
+                positions = cx.proof.unwrap_or(positions);
+                (Outcome::Unsolvable, vec![])
+            }
             None => (Outcome::Undecided, vec![]),
         };
         Ok(SearchResult {
@@ -437,6 +488,8 @@ impl ShortSolver {
                     break 'layers;
                 }
                 let p = Position::from_key(&self.store.get(idx).key(), cx.origin, cx.ncells);
+                let colf: [[i32; NF]; NCOLS] =
+                    std::array::from_fn(|col| column_features(&p, col, true));
                 p.moves(&mut moves);
                 for &m in &moves {
                     let mut q = p;
@@ -455,7 +508,19 @@ impl ShortSolver {
                         end = End::Budget(Budget::Positions);
                         break 'layers;
                     }
-                    let f = features(&q);
+                    // Only the columns whose exposed card changed need their features again.
+                    let mut f = [0i32; NF];
+                    for col in 0..NCOLS {
+                        let cf = if q.top(col) == p.top(col) {
+                            colf[col]
+                        } else {
+                            column_features(&q, col, true)
+                        };
+                        for i in 0..NF {
+                            f[i] += cf[i];
+                        }
+                    }
+                    global_features(&q, &mut f);
                     // A move takes at most one blocked run away: drop what cannot beat the best.
                     if g + 1 + f[F_RUNS] as u32 >= cx.bound() {
                         end = End::Pruned;
@@ -475,11 +540,55 @@ impl ShortSolver {
         }
         self.moves = moves;
         cx.spent += self.store.len() as u64;
+        if matches!(end, End::Complete) && cx.best.is_none() {
+            cx.proof = Some(self.store.len() as u64);
+        }
         if matches!(end, End::Complete) && cx.best.is_some() {
             // Complete only in the sense that nothing was pruned; a line exists anyway.
             end = End::Pruned;
         }
         end
+    }
+
+    /// When the other phases found no line: the complete solver of [`crate::search`] with the budget
+    /// left, whose line (long) is then shortened; its proof of unsolvability is a proof here too.
+    fn fallback(&mut self, layout: &Layout, cx: &mut Ctx) -> Result<End> {
+        let left = Limits {
+            max_positions: cx.limits.max_positions.saturating_sub(cx.spent).max(1),
+            max_millis: cx.limits.max_millis.map(|ms| {
+                ms.saturating_sub(cx.start.elapsed().as_millis() as u64)
+                    .max(1)
+            }),
+        };
+        let r = self
+            .solver
+            .search(layout, cx.ncells as usize, Strategy::Solve, left)?;
+        cx.spent += r.positions;
+        Ok(match r.outcome {
+            Outcome::Unsolvable => {
+                // A proof reports the size of the reachable set (SPEC §3).
+                cx.proof = Some(r.positions);
+                End::Complete
+            }
+            Outcome::Undecided => End::Budget(r.exhausted.unwrap_or(Budget::Positions)),
+            Outcome::Solved => {
+                // The canonical keys along the line, from the settled start.
+                let (mut p, _) = Position::from_layout(layout, cx.ncells as usize)?;
+                p.settle(None);
+                let mut chain = vec![*p.key()];
+                for m in r.solution.iter().filter(|m| !m.auto) {
+                    p.apply(m.mv, cx.origin);
+                    p.settle(None);
+                    chain.push(*p.key());
+                    if p.is_sorted() {
+                        break;
+                    }
+                }
+                let cost = (chain.len() - 1) as u32 + finish_cost(&p, cx.origin);
+                cx.best = Some((cost, chain));
+                End::Pruned
+            }
+        })
     }
 
     /// Weighted A* (priority `wg·g + wh·estimate`), pruned by the best line so far; with `exact`, it
@@ -565,6 +674,9 @@ impl ShortSolver {
             _ => 0,
         };
         cx.spent += self.store.len() as u64;
+        if matches!(end, End::Complete) && cx.best.is_none() {
+            cx.proof = Some(self.store.len() as u64);
+        }
         if matches!(end, End::Complete) && cx.best.is_some() {
             end = End::Pruned;
         }

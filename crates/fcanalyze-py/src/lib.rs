@@ -255,6 +255,17 @@ fn solve<'py>(
     time_limit_ms: Option<u64>,
     strategy: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    // ---- strategy="short": a short winning line as players count moves (fccore::short) ----
+    if strategy == "short" {
+        let cells = check_cells(cells)?;
+        let layout = layout_from_source(source)?;
+        let limits = limits(max_positions, time_limit_ms)?;
+        let r = py
+            .detach(|| fccore::short::solve_short(&layout, cells, limits))
+            .map_err(to_py)?;
+        return result_dict(py, &r);
+    }
+    // ---- end of strategy="short" ----
     let cells = check_cells(cells)?;
     let layout = layout_from_source(source)?;
     let strategy = parse_strategy(strategy)?;
