@@ -510,14 +510,14 @@ impl ShortSolver {
                     }
                     // Only the columns whose exposed card changed need their features again.
                     let mut f = [0i32; NF];
-                    for col in 0..NCOLS {
+                    for (col, pf) in colf.iter().enumerate() {
                         let cf = if q.top(col) == p.top(col) {
-                            colf[col]
+                            *pf
                         } else {
                             column_features(&q, col, true)
                         };
-                        for i in 0..NF {
-                            f[i] += cf[i];
+                        for (x, y) in f.iter_mut().zip(cf) {
+                            *x += y;
                         }
                     }
                     global_features(&q, &mut f);
