@@ -1,92 +1,123 @@
-//! Short lines for deals A..B: mean, median and max player moves, and the time per deal.
-//! Usage: short A B [CELLS]   (env CAP=max positions, MS=time limit per deal)
+//! Short winning lines for deals A..B: mean, median and max player moves (supermoves count once,
+//! automatic moves not at all) and the time per deal.
+//!
+//! Usage: cargo run --release --example short -- A B [CELLS]
+//!
+//! Environment (all optional): CAP = most positions per deal (default 10,000,000), MS = time limit per
+//! deal in ms, VERBOSE = one line per deal; to try other settings of the search: BEAM = width of the
+//! first beam pass, PASSES = beam passes (each twice as wide), FW = the beam's feature weights,
+//! SC = shortcut depth, and an A* phase with WG, WH, AFW, EXACT (see `fccore::short::Config`).
+//!
+//! Times: wall clock, and the thread's CPU time where Linux reports it (the machine may be shared).
 use fccore::short::ShortSolver;
 use fccore::*;
+
 fn env<T: std::str::FromStr>(k: &str) -> Option<T> {
     std::env::var(k).ok().and_then(|v| v.parse().ok())
 }
+
+fn weights(k: &str, w: &mut [i32]) {
+    if let Ok(v) = std::env::var(k) {
+        w.fill(0);
+        for (i, x) in v.split(',').enumerate() {
+            w[i] = x.parse().expect("comma-separated integer weights");
+        }
+    }
+}
+
+/// CPU time of this thread in ms (Linux), if available.
+fn cpu_ms() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e6)
+}
+
+fn quantile(v: &[f64], f: f64) -> f64 {
+    v[((v.len() as f64 - 1.0) * f).round() as usize]
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let a: u64 = args[1].parse().unwrap();
-    let b: u64 = args[2].parse().unwrap();
-    let cells: usize = args.get(3).map(|x| x.parse().unwrap()).unwrap_or(4);
+    if args.len() < 3 {
+        eprintln!("usage: short A B [CELLS]");
+        std::process::exit(2);
+    }
+    let a: u64 = args[1].parse().expect("first deal");
+    let b: u64 = args[2].parse().expect("last deal");
+    let cells: usize = args.get(3).map_or(4, |x| x.parse().expect("cells"));
     let mut s = ShortSolver::new();
-    if let Some(v) = env::<u32>("WG") {
-        s.config.wg = v;
-    }
-    if let Some(v) = env::<u32>("WH") {
-        s.config.wh = v;
-    }
-    if let Some(v) = env::<usize>("BEAM") {
-        s.config.beam = v;
-    }
-    if let Some(v) = env::<u32>("SC") {
-        s.config.shortcut = v;
-    }
-    s.config.free_home = std::env::var("FREEHOME").is_ok();
-    if let Some(v) = env::<u32>("PASSES") {
-        s.config.passes = v;
-    }
-    s.config.exact = std::env::var("EXACT").is_ok();
-    if let Ok(w) = std::env::var("FW") {
-        for (i, x) in w.split(',').enumerate() {
-            s.config.fw[i] = x.parse().unwrap();
-        }
-    }
-    if let Ok(w) = std::env::var("AFW") {
-        s.config.afw = [0; 10];
-        for (i, x) in w.split(',').enumerate() {
-            s.config.afw[i] = x.parse().unwrap();
-        }
-    }
+    let c = &mut s.config;
+    c.beam = env("BEAM").unwrap_or(c.beam);
+    c.passes = env("PASSES").unwrap_or(c.passes);
+    c.shortcut = env("SC").unwrap_or(c.shortcut);
+    c.wg = env("WG").unwrap_or(c.wg);
+    c.wh = env("WH").unwrap_or(c.wh);
+    c.exact = std::env::var("EXACT").is_ok();
+    c.free_home = std::env::var("FREEHOME").is_ok();
+    weights("FW", &mut c.fw);
+    weights("AFW", &mut c.afw);
     let limits = Limits {
-        max_positions: env("CAP").unwrap_or(2_000_000),
+        max_positions: env("CAP").unwrap_or(10_000_000),
         max_millis: env("MS"),
     };
-    let mut moves = vec![];
-    let mut times = vec![];
-    let mut pos = vec![];
-    let mut unsolved = 0;
+    let verbose = std::env::var("VERBOSE").is_ok();
+    let (mut moves, mut wall, mut cpu, mut other) = (vec![], vec![], vec![], vec![]);
     let t = std::time::Instant::now();
     for d in a..=b {
+        let c0 = cpu_ms();
         let r = s.solve(&Layout::deal(d).unwrap(), cells, limits).unwrap();
-        times.push(r.elapsed_ms);
-        pos.push(r.positions);
-        if r.outcome == Outcome::Solved {
-            moves.push(r.player_moves());
-        } else {
-            unsolved += 1;
+        if let (Some(c0), Some(c1)) = (c0, cpu_ms()) {
+            cpu.push(c1 - c0);
         }
-        if env::<u32>("VERBOSE").is_some() {
+        wall.push(r.elapsed_ms);
+        match r.outcome {
+            Outcome::Solved => moves.push(r.player_moves()),
+            o => other.push((d, o)),
+        }
+        if verbose {
             println!(
-                "{d} {:?} moves={} lb={} positions={} ms={:.1}",
-                r.outcome,
+                "{d} {} moves={} positions={} ms={:.1} lower_bound={}",
+                r.outcome.as_str(),
                 r.player_moves(),
-                s.lower_bound,
                 r.positions,
-                r.elapsed_ms
+                r.elapsed_ms,
+                s.lower_bound
             );
         }
     }
     moves.sort();
-    times.sort_by(|x, y| x.partial_cmp(y).unwrap());
-    pos.sort();
-    let n = moves.len().max(1);
-    let q = |v: &[f64], f: f64| v[((v.len() as f64 - 1.0) * f).round() as usize];
+    wall.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
+    let n = moves.len().max(1) as f64;
     println!(
-        "deals={} solved={} unsolved={} moves mean={:.2} median={} max={} | ms/deal mean={:.1} median={:.1} p99={:.1} max={:.1} | positions median={} max={} | total {:.1}s",
-        b - a + 1,
+        "deals {a}-{b}, {cells} cells: {} solved, {} not ({:?})",
         moves.len(),
-        unsolved,
-        moves.iter().sum::<usize>() as f64 / n as f64,
-        moves.get(moves.len() / 2).copied().unwrap_or(0),
-        moves.last().copied().unwrap_or(0),
-        times.iter().sum::<f64>() / times.len() as f64,
-        q(&times, 0.5),
-        q(&times, 0.99),
-        times.last().unwrap(),
-        pos[pos.len() / 2],
-        pos.last().unwrap(),
-        t.elapsed().as_secs_f64()
+        other.len(),
+        &other[..other.len().min(10)]
     );
+    if !moves.is_empty() {
+        println!(
+            "moves: mean {:.2}  median {}  max {}",
+            moves.iter().sum::<usize>() as f64 / n,
+            moves[moves.len() / 2],
+            moves[moves.len() - 1]
+        );
+    }
+    println!(
+        "wall ms/deal: mean {:.1}  median {:.1}  p99 {:.1}  max {:.1}",
+        wall.iter().sum::<f64>() / wall.len() as f64,
+        quantile(&wall, 0.5),
+        quantile(&wall, 0.99),
+        wall[wall.len() - 1]
+    );
+    if cpu.len() == wall.len() {
+        println!(
+            "cpu ms/deal:  mean {:.1}  median {:.1}  p99 {:.1}  max {:.1}",
+            cpu.iter().sum::<f64>() / cpu.len() as f64,
+            quantile(&cpu, 0.5),
+            quantile(&cpu, 0.99),
+            cpu[cpu.len() - 1]
+        );
+    }
+    println!("total {:.1} s", t.elapsed().as_secs_f64());
 }
