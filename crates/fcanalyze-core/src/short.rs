@@ -22,7 +22,7 @@ pub const F_RUNS: usize = 1;
 ///   needs at least one move by hand), 1 runs holding such a card (a lower bound on the moves left),
 /// 2 cards not home, 3 occupied free cells, 4 empty columns, 5 free-cell cards at least 3 ranks above
 /// their foundation, 6 cards above the next card of each suit, 7 blocked runs longer than one card,
-/// 8 cards above the lowest next card, 9 kings not at the bottom of a column.
+/// 8 occupied free cells beyond two, 9 kings not at the bottom of a column.
 pub fn features(p: &Position) -> [i32; NF] {
     features_with(p, true)
 }
@@ -37,7 +37,7 @@ pub fn features_with(p: &Position, opp: bool) -> [i32; NF] {
             f[i] += c[i];
         }
     }
-    global_features(p, &mut f);
+    global_features(p, &mut f, true);
     f
 }
 
@@ -57,47 +57,42 @@ fn column_features(p: &Position, col: usize, opp: bool) -> [i32; NF] {
         n += 1;
         c = p.below(c);
     }
-    // Bottom to top: lowest rank below per suit and per colour.
+    // Bottom to top: the lowest rank below per suit and per colour says whether a card is blocked;
+    // a run starts wherever a card does not fit on the one below it.
     let mut min_suit = [99u8; 4];
     let mut min_col = [99u8; 2];
-    let mut blocked = [false; 52];
+    let (mut run_blocked, mut run_len) = (false, 0);
     for i in (0..n).rev() {
         let c = buf[i];
+        if i + 1 < n && !fits_on(c, buf[i + 1]) {
+            f[1] += run_blocked as i32;
+            f[7] += (run_blocked && run_len > 1) as i32;
+            run_blocked = false;
+            run_len = 0;
+        }
         let r = rank(c);
         let s = suit(c) as usize;
         let red = is_red(c) as usize;
-        blocked[i] = min_suit[s] < r || (opp && min_col[1 - red] + 2 <= r);
+        let blocked = min_suit[s] < r || (opp && min_col[1 - red] + 2 <= r);
+        f[0] += blocked as i32;
+        run_blocked |= blocked;
+        run_len += 1;
         min_suit[s] = min_suit[s].min(r);
         min_col[red] = min_col[red].min(r);
         if r == 12 && i + 1 < n {
             f[9] += 1;
         }
     }
-    // Top down: runs.
-    let mut run_blocked = false;
-    let mut run_len = 0;
-    for i in 0..n {
-        run_len += 1;
-        if blocked[i] {
-            f[0] += 1;
-            run_blocked = true;
-        }
-        let end = i + 1 == n || !fits_on(buf[i], buf[i + 1]);
-        if end {
-            f[1] += run_blocked as i32;
-            f[7] += (run_blocked && run_len > 1) as i32;
-            run_blocked = false;
-            run_len = 0;
-        }
-    }
+    f[1] += run_blocked as i32;
+    f[7] += (run_blocked && run_len > 1) as i32;
     f[2] = n as i32;
     f
 }
 
-/// Add the features that do not come from single columns: the free cells and cards home (2, 3, 5)
-/// and the depth of the next cards (6, 8).
+/// Add the features that do not come from single columns: the free cells (2, 3, 5, 8) and, when
+/// `depth`, the depth of the next cards (6).
 #[inline]
-fn global_features(p: &Position, f: &mut [i32; NF]) {
+fn global_features(p: &Position, f: &mut [i32; NF], depth: bool) {
     let found = p.foundations();
     for slot in 0..p.ncells() {
         let c = p.cell(slot);
@@ -107,7 +102,10 @@ fn global_features(p: &Position, f: &mut [i32; NF]) {
             f[5] += (rank(c) >= found[suit(c) as usize] + 3) as i32;
         }
     }
-    let next_min = *found.iter().min().unwrap_or(&13);
+    f[8] = (f[3] - 2).max(0);
+    if !depth {
+        return;
+    }
     for s in 0..4u8 {
         let r = found[s as usize];
         if r < 13 {
@@ -116,9 +114,6 @@ fn global_features(p: &Position, f: &mut [i32; NF]) {
                 .unwrap_or(0)
                 .saturating_sub(1) as i32;
             f[6] += d;
-            if r == next_min {
-                f[8] += d;
-            }
         }
     }
 }
@@ -471,7 +466,9 @@ impl ShortSolver {
         self.reset(p0);
         let fw = self.config.fw;
         let mut layer: Vec<u32> = vec![0];
-        let mut cand: Vec<(u32, u32)> = Vec::new();
+        // Children of the layer: (estimate, parent, key). Only those taken into the next layer are
+        // stored, best estimate first, so the store sees about `width` keys per layer.
+        let mut cand: Vec<(u32, u32, Key)> = Vec::new();
         let mut moves = std::mem::take(&mut self.moves);
         let mut end = End::Complete;
         let mut g = 0u32;
@@ -495,18 +492,12 @@ impl ShortSolver {
                     let mut q = p;
                     q.apply(m, cx.origin);
                     q.settle(None);
-                    let (c, new) = self.store.insert_or_get(q.key(), idx);
-                    if !new {
-                        continue;
-                    }
-                    self.parent.push(idx);
                     if q.is_sorted() {
-                        self.goal(&q, c, g + 1, cx);
+                        if let Some(c) = self.store.insert(q.key(), idx) {
+                            self.parent.push(idx);
+                            self.goal(&q, c, g + 1, cx);
+                        }
                         continue;
-                    }
-                    if cx.spent + self.store.len() as u64 >= cx.limits.max_positions {
-                        end = End::Budget(Budget::Positions);
-                        break 'layers;
                     }
                     // Only the columns whose exposed card changed need their features again.
                     let mut f = [0i32; NF];
@@ -520,23 +511,45 @@ impl ShortSolver {
                             *x += y;
                         }
                     }
-                    global_features(&q, &mut f);
+                    global_features(&q, &mut f, fw[6] != 0);
                     // A move takes at most one blocked run away: drop what cannot beat the best.
                     if g + 1 + f[F_RUNS] as u32 >= cx.bound() {
                         end = End::Pruned;
                         continue;
                     }
-                    cand.push((estimate(&fw, &f), c));
+                    cand.push((estimate(&fw, &f), idx, *q.key()));
                 }
             }
             g += 1;
-            if cand.len() > width {
-                end = End::Pruned;
-                cand.select_nth_unstable(width);
-                cand.truncate(width);
-            }
+            // The next layer: the best new positions, in chunks sorted by estimate.
             layer.clear();
-            layer.extend(cand.iter().map(|&(_, c)| c));
+            let n = cand.len();
+            let mut lo = 0;
+            while lo < n && layer.len() < width {
+                let chunk = (2 * (width - layer.len())).max(64).min(n - lo);
+                if lo + chunk < n {
+                    cand[lo..].select_nth_unstable(chunk - 1);
+                }
+                cand[lo..lo + chunk].sort_unstable();
+                for &(_, par, key) in &cand[lo..lo + chunk] {
+                    if let Some(c) = self.store.insert(&key, par) {
+                        self.parent.push(par);
+                        layer.push(c);
+                        if cx.spent + self.store.len() as u64 >= cx.limits.max_positions {
+                            end = End::Budget(Budget::Positions);
+                            break 'layers;
+                        }
+                        if layer.len() == width {
+                            break;
+                        }
+                    }
+                }
+                lo += chunk;
+            }
+            if layer.len() == width && n > width {
+                // Some children were not taken (or not even looked up): the search is not complete.
+                end = End::Pruned;
+            }
         }
         self.moves = moves;
         cx.spent += self.store.len() as u64;
