@@ -53,7 +53,6 @@ fn main() {
     c.wg = env("WG").unwrap_or(c.wg);
     c.wh = env("WH").unwrap_or(c.wh);
     c.exact = std::env::var("EXACT").is_ok();
-    c.free_home = std::env::var("FREEHOME").is_ok();
     weights("FW", &mut c.fw);
     weights("AFW", &mut c.afw);
     let limits = Limits {

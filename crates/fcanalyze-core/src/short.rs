@@ -1,12 +1,32 @@
 //! A search for SHORT winning lines, counted as players count them: a supermove is one move and the
-//! safe automatic moves are free (`SearchResult::player_moves`).
+//! safe automatic moves are free ([`SearchResult::player_moves`]).
+//!
+//! One search runs in phases that share a budget and the best line so far:
+//! 1. Beam passes over layers of equal move count (width 1000, then 2000, 4000): each layer keeps the
+//!    positions with the lowest estimate of the moves left, a weighted sum of [`features`]. Their
+//!    core is the number of *blocked runs*: a card that lies above a lower card of its own suit, or
+//!    above an opposite-colour card at least two ranks lower, can never go home automatically before
+//!    that card, so it needs a move by hand; a run holding such cards needs at least one move, and no
+//!    move takes more than one such run away. So `moves so far + blocked runs` never exceeds the
+//!    length of a line through a position: later passes drop every position that cannot beat the
+//!    best line found.
+//! 2. Optionally (off by default), a weighted A*; with `exact` and the admissible estimate it finds
+//!    shortest lines and proves lower bounds (used by the tests, too slow for a server: seconds to
+//!    minutes per deal).
+//! 3. When no line was found (rare with 4 cells; often with fewer), the complete solver of
+//!    [`crate::search`]: its line is shortened by [`ShortSolver::shortcuts`], and its proof of
+//!    unsolvability is the only way this search answers `Unsolvable`.
+//!
+//! A line ends at a sorted position (see [`Position::is_sorted`]), finished by sending the lowest card
+//! home each time, counted in its length. Every line is rebuilt as concrete moves from the given
+//! position, automatic moves included and marked, and checked by [`crate::replay`].
 
 use std::time::Instant;
 
 use crate::card::{fits_on, is_red, rank, suit, NONE};
 use crate::error::{Error, Result};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
-use crate::position::{Key, Layout, Move, Origin, Position, FOUNDATION, NCOLS};
+use crate::position::{Key, Layout, Move, Origin, Position, NCOLS};
 use crate::search::{Limits, Solver, Strategy};
 use crate::store::Store;
 
@@ -24,15 +44,9 @@ pub const F_RUNS: usize = 1;
 /// their foundation, 6 cards above the next card of each suit, 7 blocked runs longer than one card,
 /// 8 occupied free cells beyond two, 9 kings not at the bottom of a column.
 pub fn features(p: &Position) -> [i32; NF] {
-    features_with(p, true)
-}
-
-/// [`features`]; with `opp` false, a card counts as blocked only by a lower card of its own suit (for
-/// the analysis of rules where every card that can go home goes automatically).
-pub fn features_with(p: &Position, opp: bool) -> [i32; NF] {
     let mut f = [0i32; NF];
     for col in 0..NCOLS {
-        let c = column_features(p, col, opp);
+        let c = column_features(p, col);
         for i in 0..NF {
             f[i] += c[i];
         }
@@ -43,7 +57,7 @@ pub fn features_with(p: &Position, opp: bool) -> [i32; NF] {
 
 /// The part of the features that depends on column `col` alone (0, 1, 2, 4, 7 and 9).
 #[inline]
-fn column_features(p: &Position, col: usize, opp: bool) -> [i32; NF] {
+fn column_features(p: &Position, col: usize) -> [i32; NF] {
     let mut f = [0i32; NF];
     let mut buf = [NONE; 52];
     let mut n = 0;
@@ -73,7 +87,7 @@ fn column_features(p: &Position, col: usize, opp: bool) -> [i32; NF] {
         let r = rank(c);
         let s = suit(c) as usize;
         let red = is_red(c) as usize;
-        let blocked = min_suit[s] < r || (opp && min_col[1 - red] + 2 <= r);
+        let blocked = min_suit[s] < r || min_col[1 - red] + 2 <= r;
         f[0] += blocked as i32;
         run_blocked |= blocked;
         run_len += 1;
@@ -139,23 +153,20 @@ pub struct Config {
     pub exact: bool,
     /// When no phase found a line: the complete solver of [`crate::search`], then shortcuts.
     pub fallback: bool,
-    /// Analysis only (A* phase, no concrete line): every card that can go home goes, for free.
-    pub free_home: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             fw: [1, 4, 1, 2, -3, 3, 0, 0, 0, 2],
-            beam: 300,
-            passes: 1,
+            beam: 1000,
+            passes: 3,
             shortcut: 0,
             wg: 0,
             wh: 0,
             afw: [0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
             exact: false,
             fallback: true,
-            free_home: false,
         }
     }
 }
@@ -179,9 +190,10 @@ struct Buckets {
 }
 
 impl Buckets {
+    /// An empty queue; its buckets are allocated on first use.
     fn new() -> Self {
         Buckets {
-            buckets: (0..NBUCKETS).map(|_| Vec::new()).collect(),
+            buckets: Vec::new(),
             min: NBUCKETS,
             len: 0,
         }
@@ -197,6 +209,9 @@ impl Buckets {
     }
     #[inline]
     fn push(&mut self, prio: u32, idx: u32) {
+        if self.buckets.is_empty() {
+            self.buckets = (0..NBUCKETS).map(|_| Vec::new()).collect();
+        }
         let p = (prio as usize).min(NBUCKETS - 1);
         self.buckets[p].push(idx);
         self.min = self.min.min(p);
@@ -212,19 +227,6 @@ impl Buckets {
             self.min += 1;
         }
         None
-    }
-}
-
-/// Send home every card that can go (analysis of other rules only).
-fn send_home(q: &mut Position, origin: &Origin) {
-    let mut moves = Vec::new();
-    loop {
-        q.moves(&mut moves);
-        let Some(&m) = moves.iter().find(|m| m.to == FOUNDATION) else {
-            break;
-        };
-        q.apply(m, origin);
-        q.settle(None);
     }
 }
 
@@ -281,11 +283,11 @@ impl Ctx<'_> {
 pub struct ShortSolver {
     store: Store,
     parent: Vec<u32>,
-    g: Vec<u8>,
+    g: Vec<u16>,
     closed: Vec<bool>,
     queue: Buckets,
     moves: Vec<Move>,
-    solver: Solver,
+    solver: Option<Solver>,
     pub config: Config,
     /// After an A* phase: a proven lower bound on the moves of any line (0 if unknown).
     pub lower_bound: u32,
@@ -306,7 +308,7 @@ impl ShortSolver {
             closed: Vec::new(),
             queue: Buckets::new(),
             moves: Vec::with_capacity(256),
-            solver: Solver::new(),
+            solver: None,
             config: Config::default(),
             lower_bound: 0,
         }
@@ -378,16 +380,6 @@ impl ShortSolver {
             }
         }
         let mut positions = cx.spent;
-        if self.config.free_home {
-            self.lower_bound = cx.best.as_ref().map_or(self.lower_bound, |b| b.0);
-            return Ok(SearchResult {
-                outcome: Outcome::Undecided,
-                positions,
-                solution: vec![],
-                elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
-                exhausted,
-            });
-        }
         let (outcome, solution) = match cx.best.take() {
             Some((_, mut chain)) => {
                 // The fallback's lines are long: shorten them at least a little.
@@ -485,8 +477,7 @@ impl ShortSolver {
                     break 'layers;
                 }
                 let p = Position::from_key(&self.store.get(idx).key(), cx.origin, cx.ncells);
-                let colf: [[i32; NF]; NCOLS] =
-                    std::array::from_fn(|col| column_features(&p, col, true));
+                let colf: [[i32; NF]; NCOLS] = std::array::from_fn(|col| column_features(&p, col));
                 p.moves(&mut moves);
                 for &m in &moves {
                     let mut q = p;
@@ -505,7 +496,7 @@ impl ShortSolver {
                         let cf = if q.top(col) == p.top(col) {
                             *pf
                         } else {
-                            column_features(&q, col, true)
+                            column_features(&q, col)
                         };
                         for (x, y) in f.iter_mut().zip(cf) {
                             *x += y;
@@ -573,9 +564,12 @@ impl ShortSolver {
                     .max(1)
             }),
         };
-        let r = self
-            .solver
-            .search(layout, cx.ncells as usize, Strategy::Solve, left)?;
+        let r = self.solver.get_or_insert_with(Solver::new).search(
+            layout,
+            cx.ncells as usize,
+            Strategy::Solve,
+            left,
+        )?;
         cx.spent += r.positions;
         Ok(match r.outcome {
             Outcome::Unsolvable => {
@@ -609,7 +603,7 @@ impl ShortSolver {
     fn astar(&mut self, p0: &Position, cx: &mut Ctx) -> End {
         self.reset(p0);
         let cfg = self.config.clone();
-        let est = |q: &Position| estimate(&cfg.afw, &features_with(q, !cfg.free_home));
+        let est = |q: &Position| estimate(&cfg.afw, &features(q));
         let h0 = est(p0);
         self.queue.push((cfg.wh * h0) * 64 + h0.min(63), 0);
         let mut moves = std::mem::take(&mut self.moves);
@@ -646,16 +640,13 @@ impl ShortSolver {
                 let mut q = p;
                 q.apply(m, cx.origin);
                 q.settle(None);
-                if cfg.free_home {
-                    send_home(&mut q, cx.origin);
-                }
                 let (c, new) = self.store.insert_or_get(q.key(), idx);
                 if new {
-                    self.g.push((g + 1) as u8);
+                    self.g.push((g + 1) as u16);
                     self.parent.push(idx);
                     self.closed.push(false);
                 } else if self.g[c as usize] as u32 > g + 1 {
-                    self.g[c as usize] = (g + 1) as u8;
+                    self.g[c as usize] = (g + 1) as u16;
                     self.parent[c as usize] = idx;
                     self.closed[c as usize] = false;
                 } else {
