@@ -445,16 +445,28 @@ impl ShortSolver {
     }
 
     /// A sorted position `c` reached in `g` moves: keep its line if it is the shortest so far.
-    fn goal(&self, q: &Position, c: u32, g: u32, cx: &mut Ctx) {
+    /// A sorted position `q` reached in `g` moves from stored position `parent`: keep its line if it
+    /// is the shortest so far.
+    fn goal(&self, q: &Position, parent: u32, g: u32, cx: &mut Ctx) {
         let cost = g + finish_cost(q, cx.origin);
         if cost < cx.bound() {
-            cx.best = Some((cost, self.chain(c)));
+            let mut chain = self.chain(parent);
+            chain.push(*q.key());
+            cx.best = Some((cost, chain));
         }
+    }
+
+    /// Whether the positions budget leaves room for one more position.
+    fn full(&self, cx: &Ctx) -> bool {
+        cx.spent + self.store.len() as u64 >= cx.limits.max_positions
     }
 
     /// A beam search over layers of equal move count: each layer keeps the `width` positions with the
     /// lowest estimate, and drops those that cannot beat the best line so far.
     fn beam(&mut self, p0: &Position, width: usize, cx: &mut Ctx) -> End {
+        if cx.spent + 1 >= cx.limits.max_positions {
+            return End::Budget(Budget::Positions);
+        }
         self.reset(p0);
         let fw = self.config.fw;
         let mut layer: Vec<u32> = vec![0];
@@ -484,10 +496,7 @@ impl ShortSolver {
                     q.apply(m, cx.origin);
                     q.settle(None);
                     if q.is_sorted() {
-                        if let Some(c) = self.store.insert(q.key(), idx) {
-                            self.parent.push(idx);
-                            self.goal(&q, c, g + 1, cx);
-                        }
+                        self.goal(&q, idx, g + 1, cx);
                         continue;
                     }
                     // Only the columns whose exposed card changed need their features again.
@@ -523,13 +532,13 @@ impl ShortSolver {
                 }
                 cand[lo..lo + chunk].sort_unstable();
                 for &(_, par, key) in &cand[lo..lo + chunk] {
+                    if self.full(cx) {
+                        end = End::Budget(Budget::Positions);
+                        break 'layers;
+                    }
                     if let Some(c) = self.store.insert(&key, par) {
                         self.parent.push(par);
                         layer.push(c);
-                        if cx.spent + self.store.len() as u64 >= cx.limits.max_positions {
-                            end = End::Budget(Budget::Positions);
-                            break 'layers;
-                        }
                         if layer.len() == width {
                             break;
                         }
@@ -601,6 +610,9 @@ impl ShortSolver {
     /// Weighted A* (priority `wg·g + wh·estimate`), pruned by the best line so far; with `exact`, it
     /// goes on after a line until no shorter one can be found.
     fn astar(&mut self, p0: &Position, cx: &mut Ctx) -> End {
+        if cx.spent + 1 >= cx.limits.max_positions {
+            return End::Budget(Budget::Positions);
+        }
         self.reset(p0);
         let cfg = self.config.clone();
         let est = |q: &Position| estimate(&cfg.afw, &features(q));
@@ -640,6 +652,14 @@ impl ShortSolver {
                 let mut q = p;
                 q.apply(m, cx.origin);
                 q.settle(None);
+                if q.is_sorted() {
+                    self.goal(&q, idx, g + 1, cx);
+                    continue;
+                }
+                if self.full(cx) {
+                    end = End::Budget(Budget::Positions);
+                    break;
+                }
                 let (c, new) = self.store.insert_or_get(q.key(), idx);
                 if new {
                     self.g.push((g + 1) as u16);
@@ -651,14 +671,6 @@ impl ShortSolver {
                     self.closed[c as usize] = false;
                 } else {
                     continue;
-                }
-                if q.is_sorted() {
-                    self.goal(&q, c, g + 1, cx);
-                    continue;
-                }
-                if cx.spent + self.store.len() as u64 >= cx.limits.max_positions {
-                    end = End::Budget(Budget::Positions);
-                    break;
                 }
                 let h = est(&q);
                 self.queue

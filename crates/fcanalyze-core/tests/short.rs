@@ -92,6 +92,18 @@ fn budgets_give_the_best_line_so_far_or_undecided() {
     )
     .unwrap();
     assert_ne!(r.outcome, Outcome::Unsolvable);
+    // The exact A* phase too: a budget hit gives undecided and a lower bound proven so far.
+    let mut ex = exact();
+    for cap in [2u64, 5_000] {
+        let r = ex.solve(&Layout::deal(1).unwrap(), 4, limits(cap)).unwrap();
+        assert_eq!(r.outcome, Outcome::Undecided);
+        assert!(r.positions <= cap);
+        assert!(ex.lower_bound <= 37, "deal 1 has a line of 37 moves");
+    }
+    assert!(
+        ex.lower_bound >= 28,
+        "at least the blocked runs of the deal"
+    );
     // A budget hit after a first line keeps that line.
     let full = solve_short(&layout, 4, Limits::default()).unwrap();
     let mut s = ShortSolver::new();
