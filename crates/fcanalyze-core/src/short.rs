@@ -389,7 +389,10 @@ impl ShortSolver {
                     self.config.shortcut
                 };
                 if depth > 0 {
-                    chain = self.shortcuts(chain, &origin, ncells as u8, depth);
+                    let deadline = limits
+                        .max_millis
+                        .map(|ms| start + std::time::Duration::from_millis(ms));
+                    chain = self.shortcuts(chain, &origin, ncells as u8, depth, deadline);
                 }
                 let line = concrete_line(concrete, &origin, &chain)?;
                 if let Err(e) = crate::replay::replay(layout, ncells, &line) {
@@ -444,7 +447,6 @@ impl ShortSolver {
         chain
     }
 
-    /// A sorted position `c` reached in `g` moves: keep its line if it is the shortest so far.
     /// A sorted position `q` reached in `g` moves from stored position `parent`: keep its line if it
     /// is the shortest so far.
     fn goal(&self, q: &Position, parent: u32, g: u32, cx: &mut Ctx) {
@@ -701,13 +703,15 @@ impl ShortSolver {
 
     /// Shorten a line (canonical keys from the root to a sorted position): from each of its positions, a
     /// breadth-first search `depth` moves deep looks for a later position of the line, or a sorted
-    /// position, reached in fewer moves; the first such shortcut is taken, until none is left.
+    /// position, reached in fewer moves; the first such shortcut is taken, until none is left or the
+    /// deadline passes.
     pub fn shortcuts(
         &mut self,
         mut chain: Vec<Key>,
         origin: &Origin,
         ncells: u8,
         depth: u32,
+        deadline: Option<Instant>,
     ) -> Vec<Key> {
         let mut local = Store::new();
         let mut moves = Vec::new();
@@ -720,6 +724,9 @@ impl ShortSolver {
             let index: std::collections::HashMap<Key, usize> =
                 chain.iter().enumerate().map(|(i, k)| (*k, i)).collect();
             for i in 0..n {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return chain;
+                }
                 local.clear();
                 local.insert(&chain[i], u32::MAX);
                 frontier.clear();
