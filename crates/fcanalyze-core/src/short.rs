@@ -264,13 +264,20 @@ struct Ctx<'a> {
     spent: u64,
     /// For a proof of unsolvability: the number of reachable positions.
     proof: Option<u64>,
+    /// For a phase started from a position of a line rather than from the root: the moves and the keys
+    /// of the line before that position.
+    offset: u32,
+    prefix: Vec<Key>,
     /// The shortest line so far: its cost and its canonical keys from the root to a sorted position.
     best: Option<(u32, Vec<Key>)>,
 }
 
 impl Ctx<'_> {
+    /// The moves a line must beat from the current phase's start.
     fn bound(&self) -> u32 {
-        self.best.as_ref().map_or(u32::MAX, |b| b.0)
+        self.best
+            .as_ref()
+            .map_or(u32::MAX, |b| b.0.saturating_sub(self.offset))
     }
     fn out_of_time(&self) -> bool {
         self.limits
@@ -332,6 +339,8 @@ impl ShortSolver {
             start,
             spent: 0,
             proof: None,
+            offset: 0,
+            prefix: Vec::new(),
             best: None,
         };
         self.lower_bound = 0;
@@ -452,9 +461,10 @@ impl ShortSolver {
     fn goal(&self, q: &Position, parent: u32, g: u32, cx: &mut Ctx) {
         let cost = g + finish_cost(q, cx.origin);
         if cost < cx.bound() {
-            let mut chain = self.chain(parent);
+            let mut chain = cx.prefix.clone();
+            chain.extend(self.chain(parent));
             chain.push(*q.key());
-            cx.best = Some((cost, chain));
+            cx.best = Some((cx.offset + cost, chain));
         }
     }
 
@@ -603,7 +613,24 @@ impl ShortSolver {
                     }
                 }
                 let cost = (chain.len() - 1) as u32 + finish_cost(&p, cx.origin);
-                cx.best = Some((cost, chain));
+                cx.best = Some((cost, chain.clone()));
+                // Beams from later positions of the line, where less is left to find, often succeed
+                // where the beam from the start did not.
+                let n = chain.len() - 1;
+                for k in [n / 4, n / 2, 3 * n / 4] {
+                    if k == 0 || cx.out_of_time() {
+                        break;
+                    }
+                    let pk = Position::from_key(&chain[k], cx.origin, cx.ncells);
+                    cx.offset = k as u32;
+                    cx.prefix = chain[..k].to_vec();
+                    let end = self.beam(&pk, self.config.beam.max(1), cx);
+                    cx.offset = 0;
+                    cx.prefix.clear();
+                    if matches!(end, End::Budget(_)) {
+                        break;
+                    }
+                }
                 End::Pruned
             }
         })
