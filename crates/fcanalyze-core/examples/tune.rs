@@ -21,6 +21,8 @@ fn main() {
             let v: Vec<i32> = ws.split(',').map(|x| x.parse().unwrap()).collect();
             let mut dw = [0; search::NFEATURES];
             dw[..v.len()].copy_from_slice(&v);
+            let (b, n) = b.split_once('n').unwrap_or((b, "32"));
+            let (b, g) = b.split_once('g').unwrap_or((b, "100"));
             let (b, r) = b.split_once('r').unwrap_or((b, "0"));
             let (b, q) = b.split_once('/').unwrap_or((b, "1000000"));
             s.dives.push(search::Dive {
@@ -28,6 +30,8 @@ fn main() {
                 budget: b.parse().unwrap(),
                 quantum: q.parse().unwrap(),
                 restarts: r.parse().unwrap(),
+                growth: g.parse().unwrap(),
+                noise: n.parse().unwrap(),
             });
         }
     }

@@ -90,6 +90,37 @@ pub struct ColumnStats {
     pub len: u8,
 }
 
+/// What [`Position::peek`] needs of a position, once for all of its moves.
+#[derive(Clone, Copy, Debug)]
+pub struct PeekBase {
+    /// [`Position::stats_sum`].
+    pub stats: u64,
+    /// Empty free cells.
+    pub free: u32,
+    /// Empty columns.
+    pub empty: u32,
+}
+
+/// A child seen without building it (see [`Position::peek`]): its key and the inputs of the heuristics.
+#[derive(Clone, Copy, Debug)]
+pub struct Peek {
+    /// The child's canonical key.
+    pub key: Key,
+    /// The child's [`Position::stats_sum`].
+    pub stats: u64,
+    /// Empty free cells in the child.
+    pub free: u32,
+    /// Empty columns in the child.
+    pub empty: u32,
+    /// Source column (`NONE` for a free cell), destination column (`NONE` for a free cell), cards moved,
+    /// height of the moved run's bottom card in its column, and that card.
+    src: u8,
+    dst: u8,
+    n: u8,
+    hb: u8,
+    moved: Card,
+}
+
 /// A position: columns, free cells and foundations, with its canonical key.
 #[derive(Clone, Copy, Debug)]
 pub struct Position {
@@ -202,6 +233,39 @@ impl Layout {
         Ok(())
     }
 }
+
+/// The packed statistics of card `c` lying on `u` (`NONE` for the bottom of a column), given the
+/// statistics `pu` of `u`: bytes 0–4 count blockers, same-suit blockers, breaks, misplaced cards and
+/// kings lying on a card; bits 40–44 hold the height in the column, bits 48–63 the lowest rank of
+/// each suit.
+#[inline(always)]
+fn prefix_step(c: Card, u: Card, pu: u64) -> u64 {
+    const SUIT_MINS: u64 = 0xFFFF << 48;
+    let r = rank(c) as u64;
+    let sh = 48 + 4 * suit(c) as u32;
+    if u == NONE {
+        return (1 << 40) | (SUIT_MINS & !(0xF << sh)) | (r << sh);
+    }
+    let m = pu >> 48;
+    let minr = (m & 0xF)
+        .min((m >> 4) & 0xF)
+        .min((m >> 8) & 0xF)
+        .min(m >> 12);
+    let mins = (pu >> sh) & 0xF;
+    let brk = !fits_on(c, u) as u64;
+    let broken = brk | ((pu >> 16) & 0xFF != 0) as u64;
+    let counts = (pu & 0x1FFF_FFFF_FFFF)
+        + (r > minr) as u64
+        + (((r > mins) as u64) << 8)
+        + (brk << 16)
+        + (broken << 24)
+        + (((r == 12) as u64) << 32)
+        + (1 << 40);
+    counts | (pu & SUIT_MINS & !(0xF << sh)) | (mins.min(r) << sh)
+}
+
+/// The counters of packed column statistics (bytes 0–4), without height and suit minima.
+const STATS_COUNTS: u64 = 0xFF_FFFF_FFFF;
 
 impl Origin {
     fn loc_on(&self, c: Card, u: Card) -> u64 {
@@ -537,33 +601,11 @@ impl Position {
     }
 
     /// The packed statistics of card `c` lying on `u` (`NONE` for the bottom of a column), from the
-    /// statistics of `u`: bytes 0–4 count blockers, same-suit blockers, breaks, misplaced cards and kings
-    /// lying on a card; bits 40–43 hold the lowest rank, bits 48–63 the lowest rank of each suit.
+    /// statistics of `u` (see [`prefix_step`]).
     #[inline(always)]
     fn prefix_on(&self, c: Card, u: Card) -> u64 {
-        const SUIT_MINS: u64 = 0xFFFF << 48;
-        let r = rank(c) as u64;
-        let sh = 48 + 4 * suit(c) as u32;
-        if u == NONE {
-            return (1 << 40) | (SUIT_MINS & !(0xF << sh)) | (r << sh);
-        }
-        let pu = self.prefix[u as usize];
-        let m = pu >> 48;
-        let minr = (m & 0xF)
-            .min((m >> 4) & 0xF)
-            .min((m >> 8) & 0xF)
-            .min(m >> 12);
-        let mins = (pu >> sh) & 0xF;
-        let brk = !fits_on(c, u) as u64;
-        let broken = brk | ((pu >> 16) & 0xFF != 0) as u64;
-        let counts = (pu & 0x1FFF_FFFF_FFFF)
-            + (r > minr) as u64
-            + (((r > mins) as u64) << 8)
-            + (brk << 16)
-            + (broken << 24)
-            + (((r == 12) as u64) << 32)
-            + (1 << 40);
-        counts | (pu & SUIT_MINS & !(0xF << sh)) | (mins.min(r) << sh)
+        let pu = if u == NONE { 0 } else { self.prefix[u as usize] };
+        prefix_step(c, u, pu)
     }
 
     /// Recompute the statistics of the run from `b` (just placed in column `col`) up to `t`.
@@ -713,6 +755,137 @@ impl Position {
                     x = self.above[x as usize];
                 }
                 Some(n)
+            }
+        }
+    }
+
+    /// What [`Position::peek`] needs of this position, computed once for all its moves.
+    #[inline]
+    pub fn peek_base(&self) -> PeekBase {
+        debug_assert!(self.track);
+        let mut free = 0;
+        for &c in &self.cells[..self.ncells as usize] {
+            free += (c == NONE) as u32;
+        }
+        let mut empty = 0;
+        for &t in &self.top {
+            empty += (t == NONE) as u32;
+        }
+        PeekBase {
+            stats: self.stats_sum(),
+            free,
+            empty,
+        }
+    }
+
+    /// The key and the heuristic inputs of the child reached by `m` (a move of [`Position::moves`]),
+    /// without building it; `None` when the child needs automatic moves (a move to the foundations, or
+    /// one that exposes a card that goes home at once): build it then. `self` must be settled and keep
+    /// its statistics, `base` must be its [`Position::peek_base`].
+    #[inline]
+    pub fn peek(&self, m: Move, base: &PeekBase, origin: &Origin) -> Option<Peek> {
+        debug_assert!(self.track);
+        if m.to == FOUNDATION {
+            return None;
+        }
+        let mut stats = base.stats;
+        let mut free = base.free;
+        let mut empty = base.empty;
+        let (b, t, src, hb) = if m.from < 8 {
+            let col = m.from as usize;
+            let t = self.top[col];
+            let mut b = t;
+            for _ in 1..m.count {
+                b = self.below[b as usize];
+            }
+            let u = self.below[b as usize];
+            stats -= self.prefix[t as usize] & STATS_COUNTS;
+            if u == NONE {
+                empty += 1;
+            } else {
+                if self.safe_auto(u) {
+                    return None;
+                }
+                stats += self.prefix[u as usize] & STATS_COUNTS;
+            }
+            (b, t, m.from, ((self.prefix[b as usize] >> 40) & 0x1F) as u8)
+        } else {
+            let c = self.cells[(m.from - 8) as usize];
+            free += 1;
+            (c, c, NONE, 0)
+        };
+        let mut key = self.key;
+        let w = key_word(b);
+        let sh = key_shift(b);
+        let dst;
+        let loc = if m.to >= 8 {
+            free -= 1;
+            dst = NONE;
+            LOC_CELL
+        } else {
+            let d = m.to as usize;
+            dst = m.to;
+            let td = self.top[d];
+            let mut pu = if td == NONE { 0 } else { self.prefix[td as usize] };
+            stats -= pu & STATS_COUNTS;
+            let mut under = td;
+            let mut x = b;
+            loop {
+                pu = prefix_step(x, under, pu);
+                if x == t {
+                    break;
+                }
+                under = x;
+                x = self.above[x as usize];
+            }
+            stats += pu & STATS_COUNTS;
+            if td == NONE {
+                empty -= 1;
+                LOC_BOTTOM
+            } else {
+                origin.loc_on(b, td)
+            }
+        };
+        key[w] = (key[w] & !(7u64 << sh)) | (loc << sh);
+        Some(Peek {
+            key,
+            stats,
+            free,
+            empty,
+            src,
+            dst,
+            n: m.count,
+            hb,
+            moved: b,
+        })
+    }
+
+    /// [`Position::cover`] of card `c` in the child described by `pk` (a peek of this position).
+    #[inline]
+    pub fn peek_cover(&self, pk: &Peek, c: Card) -> Option<u32> {
+        match (self.key[key_word(c)] >> key_shift(c)) & 7 {
+            LOC_HOME => None,
+            LOC_CELL => Some((c == pk.moved && pk.src == NONE) as u32),
+            _ => {
+                let col = self.col_of[c as usize];
+                let h = ((self.prefix[c as usize] >> 40) & 0x1F) as u32;
+                let ht = ((self.prefix[self.top[col as usize] as usize] >> 40) & 0x1F) as u32;
+                let cover = 1 + ht - h;
+                if col == pk.src {
+                    if h >= pk.hb as u32 {
+                        if pk.dst == NONE {
+                            Some(0)
+                        } else {
+                            Some(cover)
+                        }
+                    } else {
+                        Some(cover - pk.n as u32)
+                    }
+                } else if col == pk.dst {
+                    Some(cover + pk.n as u32)
+                } else {
+                    Some(cover)
+                }
             }
         }
     }

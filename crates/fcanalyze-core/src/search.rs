@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::card::NONE;
 use crate::error::{Error, Result};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
-use crate::position::{Key, Layout, Move, Origin, Position, NCOLS};
+use crate::position::{Key, Layout, Move, Origin, Peek, Position, NCOLS};
 use crate::store::Store;
 
 /// How a search orders its work.
@@ -111,30 +111,51 @@ pub fn features(p: &Position) -> [i32; NFEATURES] {
 #[inline(always)]
 fn features_with(p: &Position, depth2_wanted: bool) -> [i32; NFEATURES] {
     debug_assert!(p.tracks_stats());
-    let sum = p.stats_sum();
+    let mut empty = 0;
+    for col in 0..NCOLS {
+        empty += (p.top(col) == NONE) as u32;
+    }
+    let mut free = 0;
+    for slot in 0..p.ncells() {
+        free += (p.cell(slot) == NONE) as u32;
+    }
+    assemble(p, p.stats_sum(), free, empty, depth2_wanted, |c| p.cover(c))
+}
+
+/// The features of the child of `p` seen by `pk` (a [`Position::peek`] of `p`): equal to [`features`] of
+/// the child once built.
+#[inline(always)]
+pub fn peek_features(p: &Position, pk: &Peek, depth2_wanted: bool) -> [i32; NFEATURES] {
+    assemble(p, pk.stats, pk.free, pk.empty, depth2_wanted, |c| {
+        p.peek_cover(pk, c)
+    })
+}
+
+#[inline(always)]
+fn assemble(
+    p: &Position,
+    sum: u64,
+    free: u32,
+    empty: u32,
+    depth2_wanted: bool,
+    cover: impl Fn(crate::card::Card) -> Option<u32>,
+) -> [i32; NFEATURES] {
     let blockers = (sum & 0xFF) as i32;
     let same_blockers = ((sum >> 8) & 0xFF) as i32;
     let breaks = ((sum >> 16) & 0xFF) as i32;
     let misplaced = ((sum >> 24) & 0xFF) as i32;
     let kings = ((sum >> 32) & 0xFF) as i32;
-    let mut empty = 0;
-    for col in 0..NCOLS {
-        empty += (p.top(col) == NONE) as i32;
-    }
+    let empty = empty as i32;
     let f = p.foundations();
     let (mut depth, mut depth2, mut min_depth) = (0i32, 0i32, 99i32);
     for s in 0..4u8 {
         let r = f[s as usize];
         if r < 13 {
-            let d = p
-                .cover(crate::card::make(r, s))
-                .unwrap_or(0)
-                .saturating_sub(1) as i32;
+            let d = cover(crate::card::make(r, s)).unwrap_or(0).saturating_sub(1) as i32;
             depth += d;
             min_depth = min_depth.min(d);
             if depth2_wanted && r < 12 {
-                depth2 += p
-                    .cover(crate::card::make(r + 1, s))
+                depth2 += cover(crate::card::make(r + 1, s))
                     .unwrap_or(0)
                     .saturating_sub(1) as i32;
             }
@@ -143,11 +164,8 @@ fn features_with(p: &Position, depth2_wanted: bool) -> [i32; NFEATURES] {
     if min_depth == 99 {
         min_depth = 0;
     }
-    let mut used = 0i32;
-    for slot in 0..p.ncells() {
-        used += (p.cell(slot) != NONE) as i32;
-    }
-    let free = p.ncells() as i32 - used;
+    let free = free as i32;
+    let used = p.ncells() as i32 - free;
     let out = 52 - p.home() as i32;
     let hi = f[0].max(f[1]).max(f[2]).max(f[3]) as i32;
     let lo = f[0].min(f[1]).min(f[2]).min(f[3]) as i32;
@@ -195,8 +213,13 @@ pub struct Dive {
     pub budget: u32,
     /// Positions it visits in each turn.
     pub quantum: u32,
-    /// Times it starts again from the root (with another weighting and twice the budget) on giving up.
+    /// Times it starts again from the root (with another weighting) on giving up.
     pub restarts: u32,
+    /// The budget of each new start, in percent of the previous one.
+    pub growth: u32,
+    /// Random noise added to the dive's child scores, in sixteenths of a score unit (0 for none):
+    /// every start of the dive follows another line where the heuristic hesitates.
+    pub noise: u32,
 }
 
 impl Dive {
@@ -206,6 +229,8 @@ impl Dive {
             budget,
             quantum,
             restarts,
+            growth: 100,
+            noise: 32,
         }
     }
 
@@ -262,6 +287,9 @@ struct Diver {
     quantum: u32,
     restarts: u32,
     round: u32,
+    rng: u64,
+    noise: u32,
+    growth: u32,
     state: DiverState,
 }
 
@@ -401,6 +429,9 @@ impl Solver {
             dv.visited = 0;
             dv.restarts = d.restarts;
             dv.round = 0;
+            dv.rng = 0x9E37_79B9_7F4A_7C15 ^ (t as u64 + 1);
+            dv.noise = d.noise;
+            dv.growth = d.growth;
             dv.state = DiverState::Fresh;
         }
         let mut steps = 0u64;
@@ -445,16 +476,29 @@ impl Solver {
         prio: Option<u32>,
         limits: Limits,
     ) -> std::result::Result<u32, (u32, Option<Budget>)> {
-        let (idx, new) = self.store.insert_or_get(q.key(), parent);
+        let w = self.weights;
+        let prio = prio.unwrap_or_else(|| score(q, &w));
+        self.admit_key(q.key(), parent, prio, q.is_sorted(), limits)
+    }
+
+    /// [`Solver::admit`] given the position's key, best-first priority and whether it is sorted.
+    #[inline]
+    fn admit_key(
+        &mut self,
+        key: &Key,
+        parent: u32,
+        prio: u32,
+        sorted: bool,
+        limits: Limits,
+    ) -> std::result::Result<u32, (u32, Option<Budget>)> {
+        let (idx, new) = self.store.insert_or_get(key, parent);
         if !new {
             return Err((idx, None));
         }
         self.mark.push(0);
-        if self.store.len() as u64 >= limits.max_positions && !q.is_sorted() {
+        if self.store.len() as u64 >= limits.max_positions && !sorted {
             return Err((idx, Some(Budget::Positions)));
         }
-        let w = self.weights;
-        let prio = prio.unwrap_or_else(|| score(q, &w));
         self.queue.push(prio, idx);
         Ok(idx)
     }
@@ -477,18 +521,28 @@ impl Solver {
             done += 1;
             let p = Position::from_key_tracked(&self.store.get(idx).key(), origin, ncells);
             p.moves(&mut moves);
+            let base = p.peek_base();
+            let w = self.weights;
+            let depth2 = w.0[12] != 0;
             for &m in &moves {
-                let mut q = p;
-                q.apply(m, origin);
-                q.settle(None);
-                match self.admit(&q, idx, None, limits) {
-                    Ok(child) => {
-                        if q.is_sorted() {
-                            break 'search Step::Won(child);
-                        }
+                let admitted = match p.peek(m, &base, origin) {
+                    Some(pk) => {
+                        let sorted = pk.stats & 0xFF == 0;
+                        let prio = weigh(&peek_features(&p, &pk, depth2), &w);
+                        self.admit_key(&pk.key, idx, prio, sorted, limits)
+                            .map(|c| (c, sorted))
                     }
+                    None => {
+                        let mut q = p;
+                        q.apply(m, origin);
+                        q.settle(None);
+                        self.admit(&q, idx, None, limits).map(|c| (c, q.is_sorted()))
+                    }
+                };
+                match admitted {
+                    Ok((child, true)) => break 'search Step::Won(child),
                     Err((_, Some(b))) => break 'search Step::Budget(b),
-                    Err(_) => {}
+                    _ => {}
                 }
             }
         };
@@ -560,7 +614,7 @@ impl Solver {
                 // Start again from the root with the next weighting and twice the budget.
                 dv.restarts -= 1;
                 dv.round += 1;
-                dv.budget = dv.budget.saturating_mul(2);
+                dv.budget = (dv.budget as u64 * dv.growth as u64 / 100).min(u32::MAX as u64) as u32;
                 dv.weights =
                     RESTART_WEIGHTS[(t + dv.round as usize * MAX_DIVERS) % RESTART_WEIGHTS.len()];
                 dv.visited = 0;
@@ -596,18 +650,31 @@ impl Solver {
     ) {
         p.moves(moves);
         let begin = dv.arena.len();
+        let base = p.peek_base();
+        let depth2 = dv.weights.0[12] != 0 || self.weights.0[12] != 0;
         for &m in moves.iter() {
-            let mut q = *p;
-            q.apply(m, origin);
-            q.settle(None);
-            if let Some(i) = self.store.find(q.key()) {
+            let (key, f) = match p.peek(m, &base, origin) {
+                Some(pk) => (pk.key, peek_features(p, &pk, depth2)),
+                None => {
+                    let mut q = *p;
+                    q.apply(m, origin);
+                    q.settle(None);
+                    (*q.key(), features_with(&q, depth2))
+                }
+            };
+            if let Some(i) = self.store.find(&key) {
                 if self.mark[i as usize] & bit != 0 {
                     continue;
                 }
             }
-            let f = features_with(&q, dv.weights.0[12] != 0 || self.weights.0[12] != 0);
-            dv.arena
-                .push((weigh(&f, &dv.weights), weigh(&f, &self.weights), m));
+            let mut ds = weigh(&f, &dv.weights) * 16;
+            if dv.noise > 0 {
+                dv.rng ^= dv.rng << 13;
+                dv.rng ^= dv.rng >> 7;
+                dv.rng ^= dv.rng << 17;
+                ds += (dv.rng % dv.noise as u64) as u32;
+            }
+            dv.arena.push((ds, weigh(&f, &self.weights), m));
         }
         dv.arena[begin..].sort_by_key(|x| x.0);
         let end = dv.arena.len() as u32;

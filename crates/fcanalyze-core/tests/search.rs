@@ -179,3 +179,42 @@ fn solve_proofs_count_the_reachable_set() {
     }
     assert!(proofs > 50);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A peeked child (key and heuristic features computed without building it) equals the built child.
+    #[test]
+    fn peek_matches_the_built_child(deal in 1u64..=32_000, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..150)) {
+        let layout = Layout::deal(deal).unwrap();
+        let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
+        p.track_stats();
+        p.settle(None);
+        let mut moves = Vec::new();
+        for pick in picks {
+            p.moves(&mut moves);
+            if moves.is_empty() {
+                break;
+            }
+            let base = p.peek_base();
+            for &m in &moves {
+                let mut q = p;
+                q.apply(m, &origin);
+                let before = *q.key();
+                q.settle(None);
+                match p.peek(m, &base, &origin) {
+                    Some(pk) => {
+                        prop_assert_eq!(before, *q.key(), "peeked a child that needs automatic moves");
+                        prop_assert_eq!(&pk.key, q.key());
+                        prop_assert_eq!(pk.stats, q.stats_sum());
+                        prop_assert_eq!(fccore::search::peek_features(&p, &pk, true), fccore::search::features(&q));
+                    }
+                    None => prop_assert!(m.to == fccore::position::FOUNDATION || before != *q.key()),
+                }
+            }
+            let m = moves[pick as usize % moves.len()];
+            p.apply(m, &origin);
+            p.settle(None);
+        }
+    }
+}
