@@ -18,6 +18,14 @@ fn main() {
         s.dives.clear();
         for part in spec.split(';').filter(|x| !x.is_empty()) {
             let (b, ws) = part.split_once(':').unwrap();
+            let (b, jump) = match b.strip_prefix('j') {
+                Some(b) => (b, true),
+                None => (b, false),
+            };
+            let (b, digs) = match b.strip_prefix('d') {
+                Some(b) => (b, true),
+                None => (b, false),
+            };
             let v: Vec<i32> = ws.split(',').map(|x| x.parse().unwrap()).collect();
             let mut dw = [0; search::NFEATURES];
             dw[..v.len()].copy_from_slice(&v);
@@ -32,6 +40,8 @@ fn main() {
                 restarts: r.parse().unwrap(),
                 growth: g.parse().unwrap(),
                 noise: n.parse().unwrap(),
+                digs,
+                jump,
             });
         }
     }
@@ -47,6 +57,7 @@ fn main() {
     let t = std::time::Instant::now();
     let (mut tot, mut solved, mut unsolv, mut moves) = (0u64, 0u64, 0u64, 0usize);
     let mut ps = vec![];
+    let (mut visits, mut expansions) = (0u64, 0u64);
     let list: Vec<u64> = match std::env::var("DEALS") {
         Ok(l) => l.split(',').map(|x| x.parse().unwrap()).collect(),
         Err(_) => (a..=b).step_by(step as usize).collect(),
@@ -64,6 +75,8 @@ fn main() {
             )
             .unwrap();
         tot += r.positions;
+        visits += s.work.visits;
+        expansions += s.work.expansions;
         ps.push((r.positions, d));
         match r.outcome {
             Outcome::Solved => {
@@ -81,6 +94,11 @@ fn main() {
         "n={} solved={} unsolv={} undec={} mean={:.0} median={} p90={} p99={} max={} moves={:.1} time={:.2}s",
         n, solved, unsolv, n as u64 - solved - unsolv, tot as f64 / n as f64, sorted[n / 2].0, sorted[n * 9 / 10].0,
         sorted[n * 99 / 100].0, sorted[n - 1].0, moves as f64 / solved.max(1) as f64, t.elapsed().as_secs_f64()
+    );
+    println!(
+        "visits/deal={:.0} expansions/deal={:.0}",
+        visits as f64 / n as f64,
+        expansions as f64 / n as f64
     );
     if std::env::var("DUMP").is_ok() {
         for (p, d) in &ps {

@@ -604,7 +604,11 @@ impl Position {
     /// statistics of `u` (see [`prefix_step`]).
     #[inline(always)]
     fn prefix_on(&self, c: Card, u: Card) -> u64 {
-        let pu = if u == NONE { 0 } else { self.prefix[u as usize] };
+        let pu = if u == NONE {
+            0
+        } else {
+            self.prefix[u as usize]
+        };
         prefix_step(c, u, pu)
     }
 
@@ -826,7 +830,11 @@ impl Position {
             let d = m.to as usize;
             dst = m.to;
             let td = self.top[d];
-            let mut pu = if td == NONE { 0 } else { self.prefix[td as usize] };
+            let mut pu = if td == NONE {
+                0
+            } else {
+                self.prefix[td as usize]
+            };
             stats -= pu & STATS_COUNTS;
             let mut under = td;
             let mut x = b;
@@ -1036,6 +1044,122 @@ impl Position {
                 });
             }
         }
+    }
+
+    /// Whether the next card of suit `s` lies in a column under 1 to `most` cards: a cheap test before
+    /// [`Position::dig`].
+    #[inline]
+    pub fn may_dig(&self, s: u8, most: u32) -> bool {
+        let r = self.found[s as usize];
+        r < 13 && matches!(self.cover(card::make(r, s)), Some(k) if k >= 2 && k - 1 <= most)
+    }
+
+    /// The composite move "dig out the next card of suit `s` and send it home": the runs lying on that
+    /// card go, top first, onto an exposed parent in another column (the lowest such card), else their
+    /// top card to a free cell, else the run to an empty column; then the card goes home. Automatic moves
+    /// are applied after every move, as in play. Returns false (and leaves `self` in an unspecified
+    /// state) when the card is exposed or in a free cell already, or when the dig runs out of room.
+    /// The choices depend only on the cards, not on the order of columns or cells, so positions with
+    /// the same key dig to the same key. The player's moves are logged when asked.
+    pub fn dig(&mut self, s: u8, origin: &Origin, mut log: Option<&mut Vec<Move>>) -> bool {
+        let r = self.found[s as usize];
+        if r >= 13 {
+            return false;
+        }
+        let c = card::make(r, s);
+        let loc = (self.key[key_word(c)] >> key_shift(c)) & 7;
+        if loc == LOC_CELL || self.above[c as usize] == NONE {
+            return false;
+        }
+        let mut col = NONE;
+        for i in 0..NCOLS {
+            let mut x = self.top[i];
+            while x != NONE && x != c {
+                x = self.below[x as usize];
+            }
+            if x == c {
+                col = i as u8;
+                break;
+            }
+        }
+        debug_assert!(col != NONE);
+        for _ in 0..16 {
+            if self.found[s as usize] > r {
+                return true;
+            }
+            let t = self.top[col as usize];
+            if t == c {
+                let m = Move {
+                    from: col,
+                    to: FOUNDATION,
+                    count: 1,
+                };
+                self.apply(m, origin);
+                if let Some(l) = log.as_deref_mut() {
+                    l.push(m);
+                }
+                self.settle(None);
+                return true;
+            }
+            // The run at the top of the column, not counting `c`.
+            let mut x = t;
+            let mut len = 1u32;
+            loop {
+                let u = self.below[x as usize];
+                if u == c || u == NONE || !fits_on(x, u) {
+                    break;
+                }
+                x = u;
+                len += 1;
+            }
+            let mut free = 0u32;
+            let mut first_free = NONE;
+            for i in (0..self.ncells as usize).rev() {
+                if self.cells[i] == NONE {
+                    free += 1;
+                    first_free = cell_place(i);
+                }
+            }
+            let mut empty = 0u32;
+            let mut first_empty = NONE;
+            let mut parent = (NONE, NONE);
+            for i in (0..NCOLS).rev() {
+                let p = self.top[i];
+                if p == NONE {
+                    empty += 1;
+                    first_empty = i as u8;
+                } else if i as u8 != col && fits_on(x, p) && (parent.0 == NONE || p < parent.0) {
+                    parent = (p, i as u8);
+                }
+            }
+            let m = if parent.0 != NONE && len <= Self::move_limit(free, empty) {
+                Move {
+                    from: col,
+                    to: parent.1,
+                    count: len as u8,
+                }
+            } else if first_free != NONE {
+                Move {
+                    from: col,
+                    to: first_free,
+                    count: 1,
+                }
+            } else if first_empty != NONE && len <= Self::move_limit(free, empty - 1) {
+                Move {
+                    from: col,
+                    to: first_empty,
+                    count: len as u8,
+                }
+            } else {
+                return false;
+            };
+            self.apply(m, origin);
+            if let Some(l) = log.as_deref_mut() {
+                l.push(m);
+            }
+            self.settle(None);
+        }
+        false
     }
 
     /// True when every column is in non-increasing rank order from bottom to top: the lowest card left

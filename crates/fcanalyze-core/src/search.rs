@@ -151,7 +151,9 @@ fn assemble(
     for s in 0..4u8 {
         let r = f[s as usize];
         if r < 13 {
-            let d = cover(crate::card::make(r, s)).unwrap_or(0).saturating_sub(1) as i32;
+            let d = cover(crate::card::make(r, s))
+                .unwrap_or(0)
+                .saturating_sub(1) as i32;
             depth += d;
             min_depth = min_depth.min(d);
             if depth2_wanted && r < 12 {
@@ -220,6 +222,11 @@ pub struct Dive {
     /// Random noise added to the dive's child scores, in sixteenths of a score unit (0 for none):
     /// every start of the dive follows another line where the heuristic hesitates.
     pub noise: u32,
+    /// Whether the dive also tries composite moves that dig out the next card of a suit and send it
+    /// home (see [`Position::dig`]).
+    pub digs: bool,
+    /// Whether giving up goes on from a frame of the dive taken at random instead of the root.
+    pub jump: bool,
 }
 
 impl Dive {
@@ -231,18 +238,42 @@ impl Dive {
             restarts,
             growth: 100,
             noise: 32,
+            digs: false,
+            jump: false,
         }
     }
 
     /// The default dives, tuned on a sample of deals 1–32,000 with 4 cells: most deals fall to the first
-    /// within a few hundred positions; the others, and restarts with other weightings and doubled
-    /// budgets, cut the tail of the deals where a dive goes astray.
-    pub const PORTFOLIO: [Dive; 4] = [
-        Dive::new([6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0], 500, 300, 20),
-        Dive::new([6, 0, 4, -4, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0], 500, 100, 20),
-        Dive::new([5, 1, 3, -4, 1, 0, 0, 0, 0, 0, 0, -1, 0, 0], 500, 100, 20),
-        Dive::new([6, 1, 2, -4, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], 500, 100, 20),
+    /// (which also digs cards out for the foundations) within a few hundred positions. Both give up
+    /// every 200 positions: the first starts again from the root with another weighting and new noise,
+    /// the second goes on from one of its frames (so it never walks the same line twice). The complete
+    /// best-first search takes the deals where both keep going astray.
+    pub const PORTFOLIO: [Dive; 2] = [
+        Dive::new(
+            [6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            200,
+            200,
+            u32::MAX,
+        )
+        .with_digs(),
+        Dive::new(
+            [6, 0, 4, -4, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0],
+            200,
+            200,
+            u32::MAX,
+        )
+        .with_jumps(),
     ];
+
+    const fn with_jumps(mut self) -> Dive {
+        self.jump = true;
+        self
+    }
+
+    const fn with_digs(mut self) -> Dive {
+        self.digs = true;
+        self
+    }
 }
 
 /// A frame of a dive: a visited position and its children still to try (a range of the move arena).
@@ -262,6 +293,10 @@ enum Step {
     /// Every reachable position was visited.
     Exhausted,
 }
+
+/// The `from` of a composite move in a dive's list of children: `to` is the suit whose next card is dug
+/// out and sent home (see [`Position::dig`]).
+const DIG: u8 = 0xFE;
 
 /// Most dives running side by side (one mark bit each; the last bit marks expanded positions).
 const MAX_DIVERS: usize = 7;
@@ -290,6 +325,12 @@ struct Diver {
     rng: u64,
     noise: u32,
     growth: u32,
+    digs: bool,
+    jump: bool,
+    /// The positions this dive marked since it last started from the root.
+    touched: Vec<u32>,
+    /// Whether the dive has given up no position half-way since it last started from the root.
+    complete: bool,
     state: DiverState,
 }
 
@@ -324,6 +365,18 @@ pub struct Solver {
 
     /// The dives tried, in order, before the complete phase of [`Strategy::Solve`].
     pub dives: Vec<Dive>,
+    /// Work done by the last search, for benchmarks.
+    pub work: Work,
+}
+
+/// Work done by a search besides storing positions: a dive's visit builds and scores the children of a
+/// position, a best-first expansion decodes one and scores its children.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Positions visited by dives (a position may be visited more than once).
+    pub visits: u64,
+    /// Positions expanded by the best-first search (or by [`Strategy::Prove`]).
+    pub expansions: u64,
 }
 
 impl Default for Solver {
@@ -341,10 +394,11 @@ impl Solver {
             moves: Vec::with_capacity(256),
             divers: Vec::new(),
             mark: Vec::new(),
-            bf_quantum: 100,
+            bf_quantum: 20,
             weights: Weights::BEST_FIRST,
 
             dives: Dive::PORTFOLIO.to_vec(),
+            work: Work::default(),
         }
     }
 
@@ -361,6 +415,7 @@ impl Solver {
         let concrete = p0;
         p0.settle(None);
         self.store.clear();
+        self.work = Work::default();
         self.queue.clear();
         self.stack.clear();
         let root = self.store.insert(p0.key(), u32::MAX).expect("empty store");
@@ -432,6 +487,10 @@ impl Solver {
             dv.rng = 0x9E37_79B9_7F4A_7C15 ^ (t as u64 + 1);
             dv.noise = d.noise;
             dv.growth = d.growth;
+            dv.digs = d.digs;
+            dv.jump = d.jump;
+            dv.touched.clear();
+            dv.complete = true;
             dv.state = DiverState::Fresh;
         }
         let mut steps = 0u64;
@@ -519,6 +578,7 @@ impl Solver {
             }
             self.mark[idx as usize] |= EXPANDED;
             done += 1;
+            self.work.expansions += 1;
             let p = Position::from_key_tracked(&self.store.get(idx).key(), origin, ncells);
             p.moves(&mut moves);
             let base = p.peek_base();
@@ -536,7 +596,8 @@ impl Solver {
                         let mut q = p;
                         q.apply(m, origin);
                         q.settle(None);
-                        self.admit(&q, idx, None, limits).map(|c| (c, q.is_sorted()))
+                        self.admit(&q, idx, None, limits)
+                            .map(|c| (c, q.is_sorted()))
                     }
                 };
                 match admitted {
@@ -565,7 +626,9 @@ impl Solver {
         let mut moves = std::mem::take(&mut self.moves);
         if dv.state == DiverState::Fresh {
             self.mark[root as usize] |= bit;
+            dv.touched.push(root);
             self.push_frame(&mut dv, p0, root, bit, origin, &mut moves);
+            self.work.visits += 1;
             dv.state = DiverState::Diving;
         }
         let mut left = dv.quantum;
@@ -574,9 +637,13 @@ impl Solver {
                 break Step::Go;
             }
             let Some(f) = dv.frames.last_mut() else {
+                dv.state = DiverState::Done;
+                if !dv.complete {
+                    // It gave up some positions half-way: no proof.
+                    break Step::Go;
+                }
                 // The dive went through every position reachable from the root (it tries every child
                 // it has not visited) and none was won: a complete proof, with all of them stored.
-                dv.state = DiverState::Done;
                 break Step::Exhausted;
             };
             if f.next >= f.end {
@@ -588,8 +655,12 @@ impl Solver {
             f.next += 1;
             let mut q = f.pos;
             let parent = f.idx;
-            q.apply(m, origin);
-            q.settle(None);
+            if m.from == DIG {
+                q.dig(m.to, origin, None);
+            } else {
+                q.apply(m, origin);
+                q.settle(None);
+            }
             let child = match self.admit(&q, parent, Some(prio), limits) {
                 Ok(child) => child,
                 Err((_, Some(b))) => break Step::Budget(b),
@@ -601,6 +672,7 @@ impl Solver {
                 }
             };
             self.mark[child as usize] |= bit;
+            dv.touched.push(child);
             if q.is_sorted() {
                 break Step::Won(child);
             }
@@ -611,8 +683,26 @@ impl Solver {
                     dv.state = DiverState::Done;
                     break Step::Go;
                 }
-                // Start again from the root with the next weighting and twice the budget.
                 dv.restarts -= 1;
+                if dv.jump && dv.frames.len() > 1 {
+                    // Give up the lines below a frame taken at random and go on from there with the
+                    // next child of that frame (the positions given up stay visited).
+                    dv.rng ^= dv.rng << 13;
+                    dv.rng ^= dv.rng >> 7;
+                    dv.rng ^= dv.rng << 17;
+                    // The lesser of two uniform draws: shallow frames are likelier.
+                    let len = dv.frames.len() as u64 - 1;
+                    let keep = 1 + (dv.rng % len).min(dv.rng.rotate_left(20) % len) as usize;
+                    let begin = dv.frames[keep].begin as usize;
+                    dv.frames.truncate(keep);
+                    dv.arena.truncate(begin);
+                    dv.complete = false;
+                    dv.visited = 0;
+                    dv.budget =
+                        (dv.budget as u64 * dv.growth as u64 / 100).min(u32::MAX as u64) as u32;
+                    continue;
+                }
+                // Start again from the root with the next weighting and twice the budget.
                 dv.round += 1;
                 dv.budget = (dv.budget as u64 * dv.growth as u64 / 100).min(u32::MAX as u64) as u32;
                 dv.weights =
@@ -621,12 +711,15 @@ impl Solver {
                 dv.frames.clear();
                 dv.arena.clear();
                 dv.state = DiverState::Fresh;
-                for m in &mut self.mark {
-                    *m &= !bit;
+                dv.complete = true;
+                for &i in &dv.touched {
+                    self.mark[i as usize] &= !bit;
                 }
+                dv.touched.clear();
                 break Step::Go;
             }
             self.push_frame(&mut dv, &q, child, bit, origin, &mut moves);
+            self.work.visits += 1;
         };
         if dv.state == DiverState::Done {
             dv.frames.clear();
@@ -652,6 +745,7 @@ impl Solver {
         let begin = dv.arena.len();
         let base = p.peek_base();
         let depth2 = dv.weights.0[12] != 0 || self.weights.0[12] != 0;
+        let nz = dv.noise as u64;
         for &m in moves.iter() {
             let (key, f) = match p.peek(m, &base, origin) {
                 Some(pk) => (pk.key, peek_features(p, &pk, depth2)),
@@ -672,9 +766,39 @@ impl Solver {
                 dv.rng ^= dv.rng << 13;
                 dv.rng ^= dv.rng >> 7;
                 dv.rng ^= dv.rng << 17;
-                ds += (dv.rng % dv.noise as u64) as u32;
+                ds += (dv.rng % nz) as u32;
             }
             dv.arena.push((ds, weigh(&f, &self.weights), m));
+        }
+        if dv.digs {
+            for suit in 0..4u8 {
+                if !p.may_dig(suit, base.free + 8) {
+                    continue;
+                }
+                let mut q = *p;
+                if !q.dig(suit, origin, None) {
+                    continue;
+                }
+                if let Some(i) = self.store.find(q.key()) {
+                    if self.mark[i as usize] & bit != 0 {
+                        continue;
+                    }
+                }
+                let f = features_with(&q, depth2);
+                let mut ds = weigh(&f, &dv.weights) * 16;
+                if dv.noise > 0 {
+                    dv.rng ^= dv.rng << 13;
+                    dv.rng ^= dv.rng >> 7;
+                    dv.rng ^= dv.rng << 17;
+                    ds += (dv.rng % nz) as u32;
+                }
+                let m = Move {
+                    from: DIG,
+                    to: suit,
+                    count: 0,
+                };
+                dv.arena.push((ds, weigh(&f, &self.weights), m));
+            }
         }
         dv.arena[begin..].sort_by_key(|x| x.0);
         let end = dv.arena.len() as u32;
@@ -705,6 +829,7 @@ impl Solver {
                 break (None, None);
             };
             expanded += 1;
+            self.work.expansions += 1;
             if expanded & 1023 == 0 {
                 if let Some(ms) = limits.max_millis {
                     if start.elapsed().as_millis() as u64 >= ms {
@@ -769,15 +894,29 @@ impl Solver {
                 q.settle(None);
                 q.key() == target
             });
-            let Some(m) = found else {
-                return Err(Error::Internal(
-                    "no move reproduces a stored step of the solution".into(),
-                ));
+            let line = match found {
+                Some(m) => vec![m],
+                None => {
+                    // A composite step of a dive: find the dig that reproduces it.
+                    let dig = (0..4u8).find_map(|suit| {
+                        let mut q = cur;
+                        let mut line = Vec::new();
+                        (q.dig(suit, origin, Some(&mut line)) && q.key() == target).then_some(line)
+                    });
+                    let Some(line) = dig else {
+                        return Err(Error::Internal(
+                            "no move reproduces a stored step of the solution".into(),
+                        ));
+                    };
+                    line
+                }
             };
-            cur.apply(m, origin);
-            out.push(SolutionMove { mv: m, auto: false });
-            cur.settle(Some(&mut log));
-            out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+            for m in line {
+                cur.apply(m, origin);
+                out.push(SolutionMove { mv: m, auto: false });
+                cur.settle(Some(&mut log));
+                out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+            }
         }
         while !cur.is_won() {
             let Some(m) = cur.lowest_home_move() else {
