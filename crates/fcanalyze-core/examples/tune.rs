@@ -22,6 +22,14 @@ fn main() {
                 Some(b) => (b, true),
                 None => (b, false),
             };
+            let (b, shifts) = match b.strip_prefix('s') {
+                Some(b) => (b, true),
+                None => (b, false),
+            };
+            let (b, clears) = match b.strip_prefix('c') {
+                Some(b) => (b, true),
+                None => (b, false),
+            };
             let (b, digs) = match b.strip_prefix('d') {
                 Some(b) => (b, true),
                 None => (b, false),
@@ -41,6 +49,8 @@ fn main() {
                 growth: g.parse().unwrap(),
                 noise: n.parse().unwrap(),
                 digs,
+                clears,
+                shifts,
                 jump,
             });
         }

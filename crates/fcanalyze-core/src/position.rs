@@ -99,6 +99,8 @@ pub struct PeekBase {
     pub free: u32,
     /// Empty columns.
     pub empty: u32,
+    /// The exposed cards, as a bit set.
+    pub tops: u64,
 }
 
 /// A child seen without building it (see [`Position::peek`]): its key and the inputs of the heuristics.
@@ -236,15 +238,15 @@ impl Layout {
 
 /// The packed statistics of card `c` lying on `u` (`NONE` for the bottom of a column), given the
 /// statistics `pu` of `u`: bytes 0–4 count blockers, same-suit blockers, breaks, misplaced cards and
-/// kings lying on a card; bits 40–44 hold the height in the column, bits 48–63 the lowest rank of
-/// each suit.
+/// kings lying on a card (bits 32–34); bits 36–39 hold the length of the run (cards in sequence) that
+/// ends with `c`, bits 40–44 the height in the column, bits 48–63 the lowest rank of each suit.
 #[inline(always)]
 fn prefix_step(c: Card, u: Card, pu: u64) -> u64 {
     const SUIT_MINS: u64 = 0xFFFF << 48;
     let r = rank(c) as u64;
     let sh = 48 + 4 * suit(c) as u32;
     if u == NONE {
-        return (1 << 40) | (SUIT_MINS & !(0xF << sh)) | (r << sh);
+        return (1 << 40) | (1 << 36) | (SUIT_MINS & !(0xF << sh)) | (r << sh);
     }
     let m = pu >> 48;
     let minr = (m & 0xF)
@@ -254,7 +256,9 @@ fn prefix_step(c: Card, u: Card, pu: u64) -> u64 {
     let mins = (pu >> sh) & 0xF;
     let brk = !fits_on(c, u) as u64;
     let broken = brk | ((pu >> 16) & 0xFF != 0) as u64;
-    let counts = (pu & 0x1FFF_FFFF_FFFF)
+    let run = if brk == 0 { ((pu >> 36) & 0xF) + 1 } else { 1 };
+    let counts = (pu & 0x1F07_FFFF_FFFF)
+        + (run << 36)
         + (r > minr) as u64
         + (((r > mins) as u64) << 8)
         + (brk << 16)
@@ -265,7 +269,7 @@ fn prefix_step(c: Card, u: Card, pu: u64) -> u64 {
 }
 
 /// The counters of packed column statistics (bytes 0–4), without height and suit minima.
-const STATS_COUNTS: u64 = 0xFF_FFFF_FFFF;
+const STATS_COUNTS: u64 = 0x07_FFFF_FFFF;
 
 impl Origin {
     fn loc_on(&self, c: Card, u: Card) -> u64 {
@@ -661,7 +665,7 @@ impl Position {
         let mut sum = 0u64;
         for &t in &self.top {
             if t != NONE {
-                sum += self.prefix[t as usize] & 0xFF_FFFF_FFFF;
+                sum += self.prefix[t as usize] & STATS_COUNTS;
             }
         }
         sum
@@ -686,7 +690,7 @@ impl Position {
             same_suit: (p >> 8) as u8,
             breaks: (p >> 16) as u8,
             misplaced: (p >> 24) as u8,
-            kings: (p >> 32) as u8,
+            kings: ((p >> 32) & 7) as u8,
             len: n,
         }
     }
@@ -772,13 +776,21 @@ impl Position {
             free += (c == NONE) as u32;
         }
         let mut empty = 0;
+        let mut tops = 0u64;
+        let mut stats = 0u64;
         for &t in &self.top {
-            empty += (t == NONE) as u32;
+            if t == NONE {
+                empty += 1;
+            } else {
+                tops |= 1 << t;
+                stats += self.prefix[t as usize] & STATS_COUNTS;
+            }
         }
         PeekBase {
-            stats: self.stats_sum(),
+            stats,
             free,
             empty,
+            tops,
         }
     }
 
@@ -1000,6 +1012,54 @@ impl Position {
             if t == NONE {
                 continue;
             }
+            if self.track {
+                // The run at the top and its length are kept: its cards' parents follow from the top
+                // card's rank and colour.
+                let pt = self.prefix[t as usize];
+                let len = ((pt >> 36) & 0xF) as usize;
+                let rt = rank(t) as usize;
+                let red = is_red(t);
+                for i in 0..len.min(lim_card).min(12 - rt) {
+                    // The card `i` below the top: rank rt + i, red when `red` and `i` even or the
+                    // reverse; its parents have rank rt + i + 1 and the other colour.
+                    let mask = if red == (i & 1 == 0) {
+                        0b1001u64
+                    } else {
+                        0b0110u64
+                    };
+                    let mut ps = tops & (mask << ((rt + i + 1) * 4));
+                    while ps != 0 {
+                        let u = ps.trailing_zeros() as usize;
+                        ps &= ps - 1;
+                        out.push(Move {
+                            from: s as u8,
+                            to: col_of[u],
+                            count: i as u8 + 1,
+                        });
+                    }
+                }
+                let whole = len as u64 == (pt >> 40) & 0x1F;
+                if first_empty != NONE {
+                    let maxc = (len as u32).min(lim_empty) as usize;
+                    for n in 1..=maxc {
+                        if !(whole && n == len) {
+                            out.push(Move {
+                                from: s as u8,
+                                to: first_empty,
+                                count: n as u8,
+                            });
+                        }
+                    }
+                }
+                if first_free != NONE {
+                    out.push(Move {
+                        from: s as u8,
+                        to: first_free,
+                        count: 1,
+                    });
+                }
+                continue;
+            }
             let mut len = 0usize;
             let mut x = t;
             loop {
@@ -1046,12 +1106,63 @@ impl Position {
         }
     }
 
-    /// Whether the next card of suit `s` lies in a column under 1 to `most` cards: a cheap test before
-    /// [`Position::dig`].
+    /// A cheap test before [`Position::dig`]: false when the next card of suit `s` is home, exposed or in
+    /// a free cell, or when the runs lying on it need more free cells than `free` even though every run
+    /// that fits on an exposed card of another column goes there. (It may pass digs that fail.)
     #[inline]
-    pub fn may_dig(&self, s: u8, most: u32) -> bool {
+    pub fn may_dig(&self, s: u8, base: &PeekBase) -> bool {
         let r = self.found[s as usize];
-        r < 13 && matches!(self.cover(card::make(r, s)), Some(k) if k >= 2 && k - 1 <= most)
+        if r >= 13 {
+            return false;
+        }
+        let c = card::make(r, s);
+        if (self.key[key_word(c)] >> key_shift(c)) & 7 == LOC_CELL || self.above[c as usize] == NONE
+        {
+            return false;
+        }
+        self.track && self.may_unstack(self.col_of[c as usize], c, base)
+    }
+
+    /// A cheap test before [`Position::clear`] of column `col`: false when it is empty or when its runs
+    /// need more than `free` free cells (see [`Position::may_dig`]). The position must keep its
+    /// statistics.
+    #[inline]
+    pub fn may_clear(&self, col: usize, base: &PeekBase) -> bool {
+        self.top[col] != NONE && self.may_unstack(col as u8, NONE, base)
+    }
+
+    #[inline]
+    fn may_unstack(&self, col: u8, stop: Card, base: &PeekBase) -> bool {
+        if base.empty > 0 {
+            return true;
+        }
+        let free = base.free;
+        let mut tops = base.tops;
+        // Walk down from the top of the column: a run ends where a card does not fit on the next.
+        let mut need = 0u32;
+        let mut len = 0u32;
+        let mut y = self.top[col as usize];
+        let mut x = y;
+        while x != stop {
+            len += 1;
+            let u = self.below[x as usize];
+            if u == stop || u == NONE || !fits_on(x, u) {
+                let rk = rank(x);
+                let mask = if is_red(x) { 0b1001u64 } else { 0b0110u64 };
+                if rk < 12 && tops & (mask << ((rk as u32 + 1) * 4)) != 0 {
+                    tops |= 1 << y;
+                } else {
+                    need += len;
+                    if need > free {
+                        return false;
+                    }
+                }
+                len = 0;
+                y = u;
+            }
+            x = u;
+        }
+        need <= free
     }
 
     /// The composite move "dig out the next card of suit `s` and send it home": the runs lying on that
@@ -1072,46 +1183,205 @@ impl Position {
             return false;
         }
         let mut col = NONE;
-        for i in 0..NCOLS {
-            let mut x = self.top[i];
-            while x != NONE && x != c {
-                x = self.below[x as usize];
-            }
-            if x == c {
-                col = i as u8;
-                break;
+        if self.track {
+            col = self.col_of[c as usize];
+        } else {
+            for i in 0..NCOLS {
+                let mut x = self.top[i];
+                while x != NONE && x != c {
+                    x = self.below[x as usize];
+                }
+                if x == c {
+                    col = i as u8;
+                    break;
+                }
             }
         }
         debug_assert!(col != NONE);
-        for _ in 0..16 {
-            if self.found[s as usize] > r {
-                return true;
+        if !self.unstack(col, c, origin, &mut log) {
+            return false;
+        }
+        if self.found[s as usize] == r {
+            let m = Move {
+                from: col,
+                to: FOUNDATION,
+                count: 1,
+            };
+            self.apply(m, origin);
+            if let Some(l) = log {
+                l.push(m);
             }
-            let t = self.top[col as usize];
-            if t == c {
-                let m = Move {
-                    from: col,
-                    to: FOUNDATION,
-                    count: 1,
-                };
-                self.apply(m, origin);
-                if let Some(l) = log.as_deref_mut() {
-                    l.push(m);
+            self.settle(None);
+        }
+        true
+    }
+
+    /// The composite move "empty the column whose bottom card is `bottom`": its runs go away as in
+    /// [`Position::dig`] (a run that is the whole column only onto a parent). Returns false (and leaves
+    /// `self` in an unspecified state) when `bottom` is not the bottom card of a column or the column
+    /// cannot be emptied that way. Like digs, the choices depend only on the cards.
+    pub fn clear(
+        &mut self,
+        bottom: Card,
+        origin: &Origin,
+        mut log: Option<&mut Vec<Move>>,
+    ) -> bool {
+        let loc = (self.key[key_word(bottom)] >> key_shift(bottom)) & 7;
+        if loc != LOC_BOTTOM {
+            return false;
+        }
+        let col = if self.track {
+            self.col_of[bottom as usize]
+        } else {
+            let mut col = NONE;
+            for i in 0..NCOLS {
+                let mut x = self.top[i];
+                while x != NONE && x != bottom {
+                    x = self.below[x as usize];
                 }
-                self.settle(None);
+                if x == bottom {
+                    col = i as u8;
+                    break;
+                }
+            }
+            col
+        };
+        debug_assert!(col != NONE);
+        self.unstack(col, NONE, origin, &mut log)
+    }
+
+    /// The exposed card in another column than `col` that `x` may go on (the lowest), or `NONE`.
+    #[inline]
+    fn parent_top(&self, x: Card, col: u8) -> (Card, u8) {
+        let mut parent = (NONE, NONE);
+        for i in 0..NCOLS {
+            let p = self.top[i];
+            if p != NONE && i as u8 != col && fits_on(x, p) && (parent.0 == NONE || p < parent.0) {
+                parent = (p, i as u8);
+            }
+        }
+        parent
+    }
+
+    /// The top card of the run that starts with `x` (the cards above `x` in sequence).
+    #[inline]
+    fn run_top(&self, x: Card) -> Card {
+        let mut y = x;
+        loop {
+            let a = self.above[y as usize];
+            if a == NONE || !fits_on(a, y) {
+                return y;
+            }
+            y = a;
+        }
+    }
+
+    /// A cheap test before [`Position::shift`] of card `x` (see [`Position::may_dig`]). The position must
+    /// keep its statistics.
+    #[inline]
+    pub fn may_shift(&self, x: Card, base: &PeekBase) -> bool {
+        let loc = (self.key[key_word(x)] >> key_shift(x)) & 7;
+        if loc == LOC_HOME || loc == LOC_CELL {
+            return false;
+        }
+        let y = self.run_top(x);
+        self.above[y as usize] != NONE && self.may_unstack(self.col_of[x as usize], y, base)
+    }
+
+    /// The composite move "bring the run that starts with card `x` onto an exposed parent": the cards
+    /// lying on that run go away as in [`Position::dig`], then the run goes onto the lowest exposed card
+    /// of another column it fits on. Returns false (and leaves `self` in an unspecified state) when `x`
+    /// is not in a column, when its run is exposed already (a plain move), or when there is no room.
+    /// Like digs, the choices depend only on the cards.
+    pub fn shift(&mut self, x: Card, origin: &Origin, mut log: Option<&mut Vec<Move>>) -> bool {
+        let loc = (self.key[key_word(x)] >> key_shift(x)) & 7;
+        if loc == LOC_HOME || loc == LOC_CELL {
+            return false;
+        }
+        let y = self.run_top(x);
+        if self.above[y as usize] == NONE {
+            return false;
+        }
+        let col = if self.track {
+            self.col_of[x as usize]
+        } else {
+            (0..NCOLS)
+                .find(|&i| {
+                    let mut c = self.top[i];
+                    while c != NONE && c != x {
+                        c = self.below[c as usize];
+                    }
+                    c == x
+                })
+                .unwrap_or(0) as u8
+        };
+        if self.parent_top(x, col).0 == NONE || !self.unstack(col, y, origin, &mut log) {
+            return false;
+        }
+        if self.top[col as usize] != y {
+            return false;
+        }
+        let (p, to) = self.parent_top(x, col);
+        let mut len = 1u32;
+        let mut c = x;
+        while c != y {
+            c = self.above[c as usize];
+            len += 1;
+        }
+        let mut free = 0u32;
+        for &c in &self.cells[..self.ncells as usize] {
+            free += (c == NONE) as u32;
+        }
+        let mut empty = 0u32;
+        for &t in &self.top {
+            empty += (t == NONE) as u32;
+        }
+        if p == NONE || len > Self::move_limit(free, empty) {
+            return false;
+        }
+        let m = Move {
+            from: col,
+            to,
+            count: len as u8,
+        };
+        self.apply(m, origin);
+        if let Some(l) = log {
+            l.push(m);
+        }
+        self.settle(None);
+        true
+    }
+
+    /// Move the runs lying on card `stop` of column `col` (every card of the column for `NONE`) away, top
+    /// first: onto the lowest exposed parent in another column, else the top card to a free cell, else
+    /// the run to an empty column (not a run that is the whole column). Automatic moves follow every
+    /// move. True when `stop` is exposed, or has gone home, or the column is empty.
+    fn unstack(
+        &mut self,
+        col: u8,
+        stop: Card,
+        origin: &Origin,
+        log: &mut Option<&mut Vec<Move>>,
+    ) -> bool {
+        for _ in 0..24 {
+            let t = self.top[col as usize];
+            if t == stop
+                || (stop != NONE && (self.key[key_word(stop)] >> key_shift(stop)) & 7 == LOC_HOME)
+            {
                 return true;
             }
-            // The run at the top of the column, not counting `c`.
+            // The run at the top of the column, not counting `stop`.
             let mut x = t;
             let mut len = 1u32;
             loop {
                 let u = self.below[x as usize];
-                if u == c || u == NONE || !fits_on(x, u) {
+                if u == stop || u == NONE || !fits_on(x, u) {
                     break;
                 }
                 x = u;
                 len += 1;
             }
+            let whole = self.below[x as usize] == NONE;
             let mut free = 0u32;
             let mut first_free = NONE;
             for i in (0..self.ncells as usize).rev() {
@@ -1144,7 +1414,7 @@ impl Position {
                     to: first_free,
                     count: 1,
                 }
-            } else if first_empty != NONE && len <= Self::move_limit(free, empty - 1) {
+            } else if first_empty != NONE && !whole && len <= Self::move_limit(free, empty - 1) {
                 Move {
                     from: col,
                     to: first_empty,

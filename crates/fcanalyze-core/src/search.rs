@@ -225,12 +225,19 @@ pub struct Dive {
     /// Whether the dive also tries composite moves that dig out the next card of a suit and send it
     /// home (see [`Position::dig`]).
     pub digs: bool,
+    /// Whether the dive also tries composite moves that empty a column (see [`Position::clear`]).
+    pub clears: bool,
+    /// Whether the dive also tries composite moves that bring a buried run onto a parent (see
+    /// [`Position::shift`]).
+    pub shifts: bool,
     /// Whether giving up goes on from a frame of the dive taken at random instead of the root.
     pub jump: bool,
 }
 
 impl Dive {
-    const fn new(w: [i32; NFEATURES], budget: u32, quantum: u32, restarts: u32) -> Dive {
+    /// A dive with the default noise, no composite moves, starting again from the root with the same
+    /// budget when it gives up.
+    pub const fn new(w: [i32; NFEATURES], budget: u32, quantum: u32, restarts: u32) -> Dive {
         Dive {
             weights: Weights(w),
             budget,
@@ -239,12 +246,14 @@ impl Dive {
             growth: 100,
             noise: 32,
             digs: false,
+            clears: false,
+            shifts: false,
             jump: false,
         }
     }
 
     /// The default dives, tuned on a sample of deals 1–32,000 with 4 cells: most deals fall to the first
-    /// (which also digs cards out for the foundations) within a few hundred positions. Both give up
+    /// (which also tries emptying whole columns) within a few hundred positions. Both give up
     /// every 200 positions: the first starts again from the root with another weighting and new noise,
     /// the second goes on from one of its frames (so it never walks the same line twice). The complete
     /// best-first search takes the deals where both keep going astray.
@@ -255,7 +264,7 @@ impl Dive {
             200,
             u32::MAX,
         )
-        .with_digs(),
+        .with_clears(),
         Dive::new(
             [6, 0, 4, -4, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0],
             200,
@@ -265,14 +274,54 @@ impl Dive {
         .with_jumps(),
     ];
 
-    const fn with_jumps(mut self) -> Dive {
+    /// This dive with composite moves that empty a column.
+    pub const fn with_clears(mut self) -> Dive {
+        self.clears = true;
+        self
+    }
+
+    /// This dive going on from a random frame when it gives up (instead of the root).
+    pub const fn with_jumps(mut self) -> Dive {
         self.jump = true;
         self
     }
 
-    const fn with_digs(mut self) -> Dive {
+    /// This dive with composite moves that dig out a card for the foundations.
+    pub const fn with_digs(mut self) -> Dive {
         self.digs = true;
         self
+    }
+}
+
+/// A child waiting in a dive's arena.
+#[derive(Clone, Copy)]
+struct Child {
+    /// Its score for the dive (with noise) and for the best-first search.
+    score: u32,
+    prio: u32,
+    /// The move (or composite move) that reaches it, its key, and whether it is sorted (won).
+    m: Move,
+    sorted: bool,
+    key: Key,
+}
+
+impl Diver {
+    #[inline(always)]
+    fn add(&mut self, m: Move, key: Key, f: &[i32; NFEATURES], bf: &Weights, sorted: bool) {
+        let mut score = weigh(f, &self.weights) * 16;
+        if self.noise > 0 {
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            score += (self.rng % self.noise as u64) as u32;
+        }
+        self.arena.push(Child {
+            score,
+            prio: weigh(f, bf),
+            m,
+            sorted,
+            key,
+        });
     }
 }
 
@@ -297,6 +346,12 @@ enum Step {
 /// The `from` of a composite move in a dive's list of children: `to` is the suit whose next card is dug
 /// out and sent home (see [`Position::dig`]).
 const DIG: u8 = 0xFE;
+/// The `from` of a composite move that empties the column whose bottom card is `to` (see
+/// [`Position::clear`]).
+const CLEAR: u8 = 0xFD;
+/// The `from` of a composite move that brings the run starting with card `to` onto a parent (see
+/// [`Position::shift`]).
+const SHIFT: u8 = 0xFC;
 
 /// Most dives running side by side (one mark bit each; the last bit marks expanded positions).
 const MAX_DIVERS: usize = 7;
@@ -316,7 +371,7 @@ struct Diver {
     weights: Weights,
     frames: Vec<Frame>,
     /// Children still to try: their score for this dive, their score for the best-first search, the move.
-    arena: Vec<(u32, u32, Move)>,
+    arena: Vec<Child>,
     visited: u32,
     budget: u32,
     quantum: u32,
@@ -326,6 +381,8 @@ struct Diver {
     noise: u32,
     growth: u32,
     digs: bool,
+    clears: bool,
+    shifts: bool,
     jump: bool,
     /// The positions this dive marked since it last started from the root.
     touched: Vec<u32>,
@@ -488,6 +545,8 @@ impl Solver {
             dv.noise = d.noise;
             dv.growth = d.growth;
             dv.digs = d.digs;
+            dv.clears = d.clears;
+            dv.shifts = d.shifts;
             dv.jump = d.jump;
             dv.touched.clear();
             dv.complete = true;
@@ -627,7 +686,7 @@ impl Solver {
         if dv.state == DiverState::Fresh {
             self.mark[root as usize] |= bit;
             dv.touched.push(root);
-            self.push_frame(&mut dv, p0, root, bit, origin, &mut moves);
+            self.push_frame(&mut dv, *p0, root, origin, &mut moves);
             self.work.visits += 1;
             dv.state = DiverState::Diving;
         }
@@ -651,17 +710,10 @@ impl Solver {
                 dv.arena.truncate(f.begin as usize);
                 continue;
             }
-            let (_, prio, m) = dv.arena[f.next as usize];
+            let c = dv.arena[f.next as usize];
             f.next += 1;
-            let mut q = f.pos;
             let parent = f.idx;
-            if m.from == DIG {
-                q.dig(m.to, origin, None);
-            } else {
-                q.apply(m, origin);
-                q.settle(None);
-            }
-            let child = match self.admit(&q, parent, Some(prio), limits) {
+            let child = match self.admit_key(&c.key, parent, c.prio, c.sorted, limits) {
                 Ok(child) => child,
                 Err((_, Some(b))) => break Step::Budget(b),
                 Err((child, None)) => {
@@ -673,7 +725,7 @@ impl Solver {
             };
             self.mark[child as usize] |= bit;
             dv.touched.push(child);
-            if q.is_sorted() {
+            if c.sorted {
                 break Step::Won(child);
             }
             left -= 1;
@@ -718,7 +770,20 @@ impl Solver {
                 dv.touched.clear();
                 break Step::Go;
             }
-            self.push_frame(&mut dv, &q, child, bit, origin, &mut moves);
+            let mut q = dv.frames.last().expect("a frame").pos;
+            let m = c.m;
+            if m.from == DIG {
+                q.dig(m.to, origin, None);
+            } else if m.from == CLEAR {
+                q.clear(m.to, origin, None);
+            } else if m.from == SHIFT {
+                q.shift(m.to, origin, None);
+            } else {
+                q.apply(m, origin);
+                q.settle(None);
+            }
+            debug_assert_eq!(q.key(), &c.key);
+            self.push_frame(&mut dv, q, child, origin, &mut moves);
             self.work.visits += 1;
         };
         if dv.state == DiverState::Done {
@@ -730,14 +795,15 @@ impl Solver {
         step
     }
 
-    /// Push a dive frame for `p`: its children not yet visited by this diver, best score first.
+    /// Push a dive frame for the position `p` stored at `idx`: its children, best score first (with the
+    /// dive's noise), each with its key so that children visited already are skipped without building
+    /// them.
     #[inline]
     fn push_frame(
         &self,
         dv: &mut Diver,
-        p: &Position,
+        p: Position,
         idx: u32,
-        bit: u8,
         origin: &Origin,
         moves: &mut Vec<Move>,
     ) {
@@ -745,65 +811,83 @@ impl Solver {
         let begin = dv.arena.len();
         let base = p.peek_base();
         let depth2 = dv.weights.0[12] != 0 || self.weights.0[12] != 0;
-        let nz = dv.noise as u64;
+        let bf = self.weights;
         for &m in moves.iter() {
-            let (key, f) = match p.peek(m, &base, origin) {
-                Some(pk) => (pk.key, peek_features(p, &pk, depth2)),
+            let (key, f, sorted) = match p.peek(m, &base, origin) {
+                Some(pk) => (pk.key, peek_features(&p, &pk, depth2), pk.stats & 0xFF == 0),
                 None => {
-                    let mut q = *p;
+                    let mut q = p;
                     q.apply(m, origin);
                     q.settle(None);
-                    (*q.key(), features_with(&q, depth2))
+                    (*q.key(), features_with(&q, depth2), q.is_sorted())
                 }
             };
-            if let Some(i) = self.store.find(&key) {
-                if self.mark[i as usize] & bit != 0 {
-                    continue;
-                }
-            }
-            let mut ds = weigh(&f, &dv.weights) * 16;
-            if dv.noise > 0 {
-                dv.rng ^= dv.rng << 13;
-                dv.rng ^= dv.rng >> 7;
-                dv.rng ^= dv.rng << 17;
-                ds += (dv.rng % nz) as u32;
-            }
-            dv.arena.push((ds, weigh(&f, &self.weights), m));
+            dv.add(m, key, &f, &bf, sorted);
         }
         if dv.digs {
             for suit in 0..4u8 {
-                if !p.may_dig(suit, base.free + 8) {
+                if !p.may_dig(suit, &base) {
                     continue;
                 }
-                let mut q = *p;
-                if !q.dig(suit, origin, None) {
-                    continue;
+                let mut q = p;
+                if q.dig(suit, origin, None) {
+                    let m = Move {
+                        from: DIG,
+                        to: suit,
+                        count: 0,
+                    };
+                    dv.add(m, *q.key(), &features_with(&q, depth2), &bf, q.is_sorted());
                 }
-                if let Some(i) = self.store.find(q.key()) {
-                    if self.mark[i as usize] & bit != 0 {
-                        continue;
-                    }
-                }
-                let f = features_with(&q, depth2);
-                let mut ds = weigh(&f, &dv.weights) * 16;
-                if dv.noise > 0 {
-                    dv.rng ^= dv.rng << 13;
-                    dv.rng ^= dv.rng >> 7;
-                    dv.rng ^= dv.rng << 17;
-                    ds += (dv.rng % nz) as u32;
-                }
-                let m = Move {
-                    from: DIG,
-                    to: suit,
-                    count: 0,
-                };
-                dv.arena.push((ds, weigh(&f, &self.weights), m));
             }
         }
-        dv.arena[begin..].sort_by_key(|x| x.0);
+        if dv.shifts {
+            for col in 0..NCOLS {
+                let p_top = p.top(col);
+                if p_top == NONE || crate::card::rank(p_top) == 0 {
+                    continue;
+                }
+                let r = crate::card::rank(p_top) - 1;
+                let (lo, hi) = crate::card::opposite_suits(crate::card::suit(p_top));
+                for x in [crate::card::make(r, lo), crate::card::make(r, hi)] {
+                    if !p.may_shift(x, &base) {
+                        continue;
+                    }
+                    let mut q = p;
+                    if q.shift(x, origin, None) {
+                        let m = Move {
+                            from: SHIFT,
+                            to: x,
+                            count: 0,
+                        };
+                        dv.add(m, *q.key(), &features_with(&q, depth2), &bf, q.is_sorted());
+                    }
+                }
+            }
+        }
+        if dv.clears {
+            for col in 0..NCOLS {
+                if !p.may_clear(col, &base) {
+                    continue;
+                }
+                let mut b = p.top(col);
+                while p.below(b) != NONE {
+                    b = p.below(b);
+                }
+                let mut q = p;
+                if q.clear(b, origin, None) {
+                    let m = Move {
+                        from: CLEAR,
+                        to: b,
+                        count: 0,
+                    };
+                    dv.add(m, *q.key(), &features_with(&q, depth2), &bf, q.is_sorted());
+                }
+            }
+        }
+        dv.arena[begin..].sort_by_key(|x| x.score);
         let end = dv.arena.len() as u32;
         dv.frames.push(Frame {
-            pos: *p,
+            pos: p,
             idx,
             begin: begin as u32,
             next: begin as u32,
@@ -898,11 +982,29 @@ impl Solver {
                 Some(m) => vec![m],
                 None => {
                     // A composite step of a dive: find the dig that reproduces it.
-                    let dig = (0..4u8).find_map(|suit| {
-                        let mut q = cur;
-                        let mut line = Vec::new();
-                        (q.dig(suit, origin, Some(&mut line)) && q.key() == target).then_some(line)
-                    });
+                    let dig = (0..4u8)
+                        .find_map(|suit| {
+                            let mut q = cur;
+                            let mut line = Vec::new();
+                            (q.dig(suit, origin, Some(&mut line)) && q.key() == target)
+                                .then_some(line)
+                        })
+                        .or_else(|| {
+                            (0..52u8).find_map(|b| {
+                                let mut q = cur;
+                                let mut line = Vec::new();
+                                (q.clear(b, origin, Some(&mut line)) && q.key() == target)
+                                    .then_some(line)
+                            })
+                        })
+                        .or_else(|| {
+                            (0..52u8).find_map(|x| {
+                                let mut q = cur;
+                                let mut line = Vec::new();
+                                (q.shift(x, origin, Some(&mut line)) && q.key() == target)
+                                    .then_some(line)
+                            })
+                        });
                     let Some(line) = dig else {
                         return Err(Error::Internal(
                             "no move reproduces a stored step of the solution".into(),
