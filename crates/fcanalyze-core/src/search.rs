@@ -253,11 +253,13 @@ impl Dive {
     }
 
     /// The default dives, tuned on a sample of deals 1–32,000 with 4 cells: most deals fall to the first
-    /// (which also tries emptying whole columns) within a few hundred positions. Both give up
+    /// (which also tries emptying whole columns) within a few hundred positions. The first two give up
     /// every 200 positions: the first starts again from the root with another weighting and new noise,
-    /// the second goes on from one of its frames (so it never walks the same line twice). The complete
-    /// best-first search takes the deals where both keep going astray.
-    pub const PORTFOLIO: [Dive; 2] = [
+    /// the second goes on from one of its frames (so it never walks the same line twice). The third
+    /// doubles its budget at each start, for the solutions that need long backtracking (they are
+    /// common with fewer cells). The complete best-first search takes the rest, and a growing share of
+    /// the work as the search grows (long searches are mostly proofs).
+    pub const PORTFOLIO: [Dive; 3] = [
         Dive::new(
             [6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0],
             200,
@@ -272,7 +274,14 @@ impl Dive {
             u32::MAX,
         )
         .with_jumps(),
+        Dive::new([6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0], 500, 100, 20).with_growth(200),
     ];
+
+    /// This dive with the budget of each new start at `percent` of the previous one.
+    pub const fn with_growth(mut self, percent: u32) -> Dive {
+        self.growth = percent;
+        self
+    }
 
     /// This dive with composite moves that empty a column.
     pub const fn with_clears(mut self) -> Dive {
@@ -415,8 +424,10 @@ pub struct Solver {
     divers: Vec<Diver>,
     /// Per stored position: a bit per dive that visited it, and [`EXPANDED`].
     mark: Vec<u8>,
-    /// Expansions of the best-first search in each turn of [`Strategy::Solve`].
+    /// Expansions of the best-first search in each turn of [`Strategy::Solve`] (at least).
     pub bf_quantum: u32,
+    /// The best-first search also expands, in each turn, one position per `bf_share` stored.
+    pub bf_share: u32,
     /// The weights of the complete best-first phase of [`Strategy::Solve`].
     pub weights: Weights,
 
@@ -452,6 +463,7 @@ impl Solver {
             divers: Vec::new(),
             mark: Vec::new(),
             bf_quantum: 20,
+            bf_share: 32,
             weights: Weights::BEST_FIRST,
 
             dives: Dive::PORTFOLIO.to_vec(),
@@ -565,7 +577,11 @@ impl Solver {
                     Step::Go => {}
                 }
             }
-            match self.expand_best(self.bf_quantum, origin, ncells, limits) {
+            // The longer the search, the likelier a proof: the best-first search's share grows.
+            let quantum = (self.bf_quantum as u64)
+                .max(self.store.len() as u64 / self.bf_share.max(1) as u64)
+                .min(u32::MAX as u64) as u32;
+            match self.expand_best(quantum, origin, ncells, limits) {
                 Step::Won(g) => return (Some(g), None),
                 Step::Budget(b) => return (None, Some(b)),
                 Step::Go | Step::Exhausted => {}
