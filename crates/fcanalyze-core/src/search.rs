@@ -426,7 +426,8 @@ pub struct Solver {
     mark: Vec<u8>,
     /// Expansions of the best-first search in each turn of [`Strategy::Solve`] (at least).
     pub bf_quantum: u32,
-    /// The best-first search also expands, in each turn, one position per `bf_share` stored.
+    /// The best-first search also expands, in each turn, one position per `bf_share` stored (at most as
+    /// many as the dives visit in a turn).
     pub bf_share: u32,
     /// The weights of the complete best-first phase of [`Strategy::Solve`].
     pub weights: Weights,
@@ -577,9 +578,16 @@ impl Solver {
                     Step::Go => {}
                 }
             }
-            // The longer the search, the likelier a proof: the best-first search's share grows.
-            let quantum = (self.bf_quantum as u64)
-                .max(self.store.len() as u64 / self.bf_share.max(1) as u64)
+            // The longer the search, the likelier a proof: the best-first search's share grows, up
+            // to as many expansions as the dives' visits in a turn.
+            let dive_work: u64 = self.divers[..n]
+                .iter()
+                .filter(|d| d.state != DiverState::Done)
+                .map(|d| d.quantum as u64)
+                .sum();
+            let quantum = (self.store.len() as u64 / self.bf_share.max(1) as u64)
+                .min(if dive_work == 0 { u64::MAX } else { dive_work })
+                .max(self.bf_quantum as u64)
                 .min(u32::MAX as u64) as u32;
             match self.expand_best(quantum, origin, ncells, limits) {
                 Step::Won(g) => return (Some(g), None),
