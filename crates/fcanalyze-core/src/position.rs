@@ -910,6 +910,72 @@ impl Position {
         }
     }
 
+    /// Move `m` (of [`Position::moves`]) told by its cards, independent of the order of columns and
+    /// cells: the moved run's bottom card (bits 0–5), where it goes (bits 6–8: 0 the foundations, 1 a
+    /// free cell, 2 an empty column, 3 onto the card in bits 9–14). See [`Position::undescribe`].
+    #[inline]
+    pub fn describe(&self, m: Move) -> u16 {
+        let b = if m.from < 8 {
+            let mut b = self.top[m.from as usize];
+            for _ in 1..m.count {
+                b = self.below[b as usize];
+            }
+            b
+        } else {
+            self.cells[(m.from - 8) as usize]
+        };
+        let (kind, dest) = if m.to == FOUNDATION {
+            (0u16, 0u16)
+        } else if m.to >= 8 {
+            (1, 0)
+        } else {
+            match self.top[m.to as usize] {
+                NONE => (2, 0),
+                t => (3, t as u16),
+            }
+        };
+        b as u16 | kind << 6 | dest << 9
+    }
+
+    /// The move of this position that a [`Position::describe`] code tells (a card goes to the first
+    /// free cell or empty column), if it is one.
+    pub fn undescribe(&self, code: u16) -> Option<Move> {
+        let b = (code & 63) as Card;
+        let kind = (code >> 6) & 7;
+        let dest = (code >> 9) as Card & 63;
+        let (from, count) = if let Some(i) = self.cells[..self.ncells as usize]
+            .iter()
+            .position(|&c| c == b)
+        {
+            (cell_place(i), 1)
+        } else {
+            (0..NCOLS).find_map(|col| {
+                let mut x = self.top[col];
+                let mut n = 1u8;
+                while x != NONE {
+                    if x == b {
+                        return Some((col as u8, n));
+                    }
+                    x = self.below[x as usize];
+                    n += 1;
+                }
+                None
+            })?
+        };
+        let to = match kind {
+            0 => FOUNDATION,
+            1 => cell_place(
+                self.cells[..self.ncells as usize]
+                    .iter()
+                    .position(|&c| c == NONE)?,
+            ),
+            2 => self.top.iter().position(|&t| t == NONE)? as u8,
+            3 => self.top.iter().position(|&t| t == dest)? as u8,
+            _ => return None,
+        };
+        Some(Move { from, to, count })
+    }
+
     /// The largest run that may move at once (SPEC §2): (empty cells + 1) · 2^(empty columns),
     /// the destination column not counted when it is empty.
     #[inline(always)]

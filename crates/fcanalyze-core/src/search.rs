@@ -11,6 +11,8 @@ use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{Key, Layout, Move, Origin, Peek, Position, NCOLS};
 use crate::store::Store;
 
+pub static WIN: [std::sync::atomic::AtomicU64; 8] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 8];
 /// How a search orders its work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -312,11 +314,22 @@ struct Child {
     m: Move,
     sorted: bool,
     key: Key,
+    /// How it is reached, told by cards (see [`Solver::via`]).
+    via: u16,
 }
 
 impl Diver {
     #[inline(always)]
-    fn add(&mut self, m: Move, key: Key, f: &[i32; NFEATURES], bf: &Weights, sorted: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        m: Move,
+        via: u16,
+        key: Key,
+        f: &[i32; NFEATURES],
+        bf: &Weights,
+        sorted: bool,
+    ) {
         let mut score = weigh(f, &self.weights) * 16;
         if self.noise > 0 {
             self.rng ^= self.rng << 13;
@@ -330,6 +343,7 @@ impl Diver {
             m,
             sorted,
             key,
+            via,
         });
     }
 }
@@ -361,6 +375,11 @@ const CLEAR: u8 = 0xFD;
 /// The `from` of a composite move that brings the run starting with card `to` onto a parent (see
 /// [`Position::shift`]).
 const SHIFT: u8 = 0xFC;
+/// [`Solver::via`] codes of composite moves (the argument in bits 0–5) and of the root.
+const VIA_DIG: u16 = 4 << 6;
+const VIA_CLEAR: u16 = 5 << 6;
+const VIA_SHIFT: u16 = 6 << 6;
+const VIA_ROOT: u16 = u16::MAX;
 
 /// Most dives running side by side (one mark bit each; the last bit marks expanded positions).
 const MAX_DIVERS: usize = 7;
@@ -424,6 +443,9 @@ pub struct Solver {
     divers: Vec<Diver>,
     /// Per stored position: a bit per dive that visited it, and [`EXPANDED`].
     mark: Vec<u8>,
+    /// Per stored position of [`Strategy::Solve`]: the move from its parent, told by cards
+    /// ([`Position::describe`], or a composite move), so that the solution is rebuilt without a search.
+    via: Vec<u16>,
     /// Expansions of the best-first search in each turn of [`Strategy::Solve`] (at least).
     pub bf_quantum: u32,
     /// The best-first search also expands, in each turn, one position per `bf_share` stored (at most as
@@ -463,6 +485,7 @@ impl Solver {
             moves: Vec::with_capacity(256),
             divers: Vec::new(),
             mark: Vec::new(),
+            via: Vec::new(),
             bf_quantum: 20,
             bf_share: 32,
             weights: Weights::BEST_FIRST,
@@ -538,6 +561,8 @@ impl Solver {
         let ncells = p0.ncells() as u8;
         self.mark.clear();
         self.mark.push(0);
+        self.via.clear();
+        self.via.push(VIA_ROOT);
         let w = self.weights;
         self.queue.push(score(&p0, &w), root);
         let n = self.dives.len().min(MAX_DIVERS);
@@ -572,7 +597,16 @@ impl Solver {
                     continue;
                 }
                 match self.dive(t, &p0, root, origin, limits) {
-                    Step::Won(g) => return (Some(g), None),
+                    Step::Won(g) => {
+                        if self.store.len() > 1000 {
+                            WIN[t].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            WIN[4 + t].fetch_add(
+                                self.store.len() as u64,
+                                std::sync::atomic::Ordering::Relaxed,
+                            );
+                        }
+                        return (Some(g), None);
+                    }
                     Step::Budget(b) => return (None, Some(b)),
                     Step::Exhausted => return (None, None),
                     Step::Go => {}
@@ -590,7 +624,16 @@ impl Solver {
                 .max(self.bf_quantum as u64)
                 .min(u32::MAX as u64) as u32;
             match self.expand_best(quantum, origin, ncells, limits) {
-                Step::Won(g) => return (Some(g), None),
+                Step::Won(g) => {
+                    if self.store.len() > 1000 {
+                        WIN[3].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        WIN[7].fetch_add(
+                            self.store.len() as u64,
+                            std::sync::atomic::Ordering::Relaxed,
+                        );
+                    }
+                    return (Some(g), None);
+                }
                 Step::Budget(b) => return (None, Some(b)),
                 Step::Go | Step::Exhausted => {}
             }
@@ -615,12 +658,12 @@ impl Solver {
         &mut self,
         q: &Position,
         parent: u32,
-        prio: Option<u32>,
+        via: u16,
         limits: Limits,
     ) -> std::result::Result<u32, (u32, Option<Budget>)> {
         let w = self.weights;
-        let prio = prio.unwrap_or_else(|| score(q, &w));
-        self.admit_key(q.key(), parent, prio, q.is_sorted(), limits)
+        let prio = score(q, &w);
+        self.admit_key(q.key(), parent, prio, q.is_sorted(), via, limits)
     }
 
     /// [`Solver::admit`] given the position's key, best-first priority and whether it is sorted.
@@ -631,6 +674,7 @@ impl Solver {
         parent: u32,
         prio: u32,
         sorted: bool,
+        via: u16,
         limits: Limits,
     ) -> std::result::Result<u32, (u32, Option<Budget>)> {
         let (idx, new) = self.store.insert_or_get(key, parent);
@@ -638,6 +682,7 @@ impl Solver {
             return Err((idx, None));
         }
         self.mark.push(0);
+        self.via.push(via);
         if self.store.len() as u64 >= limits.max_positions && !sorted {
             return Err((idx, Some(Budget::Positions)));
         }
@@ -646,6 +691,7 @@ impl Solver {
     }
 
     /// Up to `quantum` expansions of the best-first search; stops when its queue is empty.
+    #[inline(never)]
     fn expand_best(&mut self, quantum: u32, origin: &Origin, ncells: u8, limits: Limits) -> Step {
         let mut moves = std::mem::take(&mut self.moves);
         let mut done = 0;
@@ -672,14 +718,14 @@ impl Solver {
                     Some(pk) => {
                         let sorted = pk.stats & 0xFF == 0;
                         let prio = weigh(&peek_features(&p, &pk, depth2), &w);
-                        self.admit_key(&pk.key, idx, prio, sorted, limits)
+                        self.admit_key(&pk.key, idx, prio, sorted, p.describe(m), limits)
                             .map(|c| (c, sorted))
                     }
                     None => {
                         let mut q = p;
                         q.apply(m, origin);
                         q.settle(None);
-                        self.admit(&q, idx, None, limits)
+                        self.admit(&q, idx, p.describe(m), limits)
                             .map(|c| (c, q.is_sorted()))
                     }
                 };
@@ -737,7 +783,7 @@ impl Solver {
             let c = dv.arena[f.next as usize];
             f.next += 1;
             let parent = f.idx;
-            let child = match self.admit_key(&c.key, parent, c.prio, c.sorted, limits) {
+            let child = match self.admit_key(&c.key, parent, c.prio, c.sorted, c.via, limits) {
                 Ok(child) => child,
                 Err((_, Some(b))) => break Step::Budget(b),
                 Err((child, None)) => {
@@ -846,7 +892,7 @@ impl Solver {
                     (*q.key(), features_with(&q, depth2), q.is_sorted())
                 }
             };
-            dv.add(m, key, &f, &bf, sorted);
+            dv.add(m, p.describe(m), key, &f, &bf, sorted);
         }
         if dv.digs {
             for suit in 0..4u8 {
@@ -860,7 +906,15 @@ impl Solver {
                         to: suit,
                         count: 0,
                     };
-                    dv.add(m, *q.key(), &features_with(&q, depth2), &bf, q.is_sorted());
+                    let via = VIA_DIG | suit as u16;
+                    dv.add(
+                        m,
+                        via,
+                        *q.key(),
+                        &features_with(&q, depth2),
+                        &bf,
+                        q.is_sorted(),
+                    );
                 }
             }
         }
@@ -883,7 +937,15 @@ impl Solver {
                             to: x,
                             count: 0,
                         };
-                        dv.add(m, *q.key(), &features_with(&q, depth2), &bf, q.is_sorted());
+                        let via = VIA_SHIFT | x as u16;
+                        dv.add(
+                            m,
+                            via,
+                            *q.key(),
+                            &features_with(&q, depth2),
+                            &bf,
+                            q.is_sorted(),
+                        );
                     }
                 }
             }
@@ -904,7 +966,15 @@ impl Solver {
                         to: b,
                         count: 0,
                     };
-                    dv.add(m, *q.key(), &features_with(&q, depth2), &bf, q.is_sorted());
+                    let via = VIA_CLEAR | b as u16;
+                    dv.add(
+                        m,
+                        via,
+                        *q.key(),
+                        &features_with(&q, depth2),
+                        &bf,
+                        q.is_sorted(),
+                    );
                 }
             }
         }
@@ -969,17 +1039,19 @@ impl Solver {
 
     /// Replay the stored line to `goal` from the concrete start, recording real columns, free-cell slots
     /// and automatic moves, then finish the won position by sending the lowest card home.
+    #[inline(never)]
     fn solution(
         &mut self,
         start: Position,
         origin: &Origin,
         goal: u32,
     ) -> Result<Vec<SolutionMove>> {
-        let mut chain: Vec<Key> = Vec::new();
+        let mut chain: Vec<(Key, u16)> = Vec::new();
         let mut i = goal;
+        let vias = self.via.len() == self.store.len();
         while i != u32::MAX {
             let e = self.store.get(i);
-            chain.push(e.key());
+            chain.push((e.key(), if vias { self.via[i as usize] } else { VIA_ROOT }));
             i = e.parent;
         }
         chain.reverse();
@@ -988,13 +1060,43 @@ impl Solver {
         let mut cur = start;
         cur.settle(Some(&mut log));
         out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
-        if cur.key() != &chain[0] {
+        if cur.key() != &chain[0].0 {
             return Err(Error::Internal(
                 "the settled start is not the stored root".into(),
             ));
         }
         let mut moves = Vec::new();
-        for target in &chain[1..] {
+        for (target, via) in &chain[1..] {
+            // The recorded move first (told by cards), then a search of the moves and composite moves.
+            let recorded = {
+                let mut q = cur;
+                let mut line = Vec::new();
+                let ok = match via & (7 << 6) {
+                    _ if *via == VIA_ROOT => false,
+                    VIA_DIG => q.dig((via & 63) as u8, origin, Some(&mut line)),
+                    VIA_CLEAR => q.clear((via & 63) as u8, origin, Some(&mut line)),
+                    VIA_SHIFT => q.shift((via & 63) as u8, origin, Some(&mut line)),
+                    _ => match cur.undescribe(*via) {
+                        Some(m) => {
+                            q.apply(m, origin);
+                            q.settle(None);
+                            line.push(m);
+                            true
+                        }
+                        None => false,
+                    },
+                };
+                (ok && q.key() == target).then_some(line)
+            };
+            if let Some(line) = recorded {
+                for m in line {
+                    cur.apply(m, origin);
+                    out.push(SolutionMove { mv: m, auto: false });
+                    cur.settle(Some(&mut log));
+                    out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+                }
+                continue;
+            }
             cur.moves(&mut moves);
             let found = moves.iter().copied().find(|&m| {
                 let mut q = cur;

@@ -216,6 +216,15 @@ proptest! {
                     }
                     None => prop_assert!(m.to == fccore::position::FOUNDATION || before != *q.key()),
                 }
+                // A move told by its cards is found again, in this position and in the decoded one.
+                let code = p.describe(m);
+                prop_assert_eq!(p.undescribe(code), Some(m));
+                let d = Position::from_key(p.key(), &origin, cells as u8);
+                let dm = d.undescribe(code).expect("a move");
+                let mut dq = d;
+                dq.apply(dm, &origin);
+                dq.settle(None);
+                prop_assert_eq!(dq.key(), q.key());
             }
             let m = moves[pick as usize % moves.len()];
             p.apply(m, &origin);
