@@ -110,7 +110,6 @@ fn main() {
         visits as f64 / n as f64,
         expansions as f64 / n as f64
     );
-    println!("wins {:?}", fccore::search::WIN);
     if std::env::var("DUMP").is_ok() {
         for (p, d) in &ps {
             eprintln!("{d} {p}");

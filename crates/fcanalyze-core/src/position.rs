@@ -59,6 +59,33 @@ const fn key_shift(c: Card) -> u32 {
     KEY_SHIFT[c as usize & 63] as u32
 }
 
+/// `RUN_PARENTS[t][n]`: the cards that some tail of a run of `n` cards with top card `t` may go on
+/// (the parents of each of its cards: one rank higher, the other colour).
+const RUN_PARENTS: [[u64; 16]; 52] = {
+    let mut t = [[0u64; 16]; 52];
+    let mut c = 0;
+    while c < 52 {
+        let rt = c / 4;
+        let s = c % 4;
+        let red = s == 1 || s == 2;
+        let mut n = 1;
+        while n < 16 {
+            let i = n - 1;
+            let mut m = t[c][n - 1];
+            if rt + i < 12 {
+                // The card `i` below the top is red when the top is red and `i` even, or the reverse.
+                let card_red = red == (i % 2 == 0);
+                let mask: u64 = if card_red { 0b1001 } else { 0b0110 };
+                m |= mask << ((rt + i + 1) * 4);
+            }
+            t[c][n] = m;
+            n += 1;
+        }
+        c += 1;
+    }
+    t
+};
+
 /// A move: from a column (0..8) or free-cell slot (8..16) to a column, a slot or the foundations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Move {
@@ -1083,26 +1110,16 @@ impl Position {
                 // card's rank and colour.
                 let pt = self.prefix[t as usize];
                 let len = ((pt >> 36) & 0xF) as usize;
-                let rt = rank(t) as usize;
-                let red = is_red(t);
-                for i in 0..len.min(lim_card).min(12 - rt) {
-                    // The card `i` below the top: rank rt + i, red when `red` and `i` even or the
-                    // reverse; its parents have rank rt + i + 1 and the other colour.
-                    let mask = if red == (i & 1 == 0) {
-                        0b1001u64
-                    } else {
-                        0b0110u64
-                    };
-                    let mut ps = tops & (mask << ((rt + i + 1) * 4));
-                    while ps != 0 {
-                        let u = ps.trailing_zeros() as usize;
-                        ps &= ps - 1;
-                        out.push(Move {
-                            from: s as u8,
-                            to: col_of[u],
-                            count: i as u8 + 1,
-                        });
-                    }
+                let rt = rank(t);
+                let mut ps = tops & RUN_PARENTS[t as usize][len.min(lim_card)];
+                while ps != 0 {
+                    let u = ps.trailing_zeros() as usize;
+                    ps &= ps - 1;
+                    out.push(Move {
+                        from: s as u8,
+                        to: col_of[u],
+                        count: rank(u as Card) - rt,
+                    });
                 }
                 let whole = len as u64 == (pt >> 40) & 0x1F;
                 if first_empty != NONE {

@@ -11,8 +11,6 @@ use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{Key, Layout, Move, Origin, Peek, Position, NCOLS};
 use crate::store::Store;
 
-pub static WIN: [std::sync::atomic::AtomicU64; 8] =
-    [const { std::sync::atomic::AtomicU64::new(0) }; 8];
 /// How a search orders its work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -276,7 +274,7 @@ impl Dive {
             u32::MAX,
         )
         .with_jumps(),
-        Dive::new([6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0], 500, 100, 20).with_growth(200),
+        Dive::new([6, 1, 4, -4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0], 500, 50, 20).with_growth(200),
     ];
 
     /// This dive with the budget of each new start at `percent` of the previous one.
@@ -597,16 +595,7 @@ impl Solver {
                     continue;
                 }
                 match self.dive(t, &p0, root, origin, limits) {
-                    Step::Won(g) => {
-                        if self.store.len() > 1000 {
-                            WIN[t].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            WIN[4 + t].fetch_add(
-                                self.store.len() as u64,
-                                std::sync::atomic::Ordering::Relaxed,
-                            );
-                        }
-                        return (Some(g), None);
-                    }
+                    Step::Won(g) => return (Some(g), None),
                     Step::Budget(b) => return (None, Some(b)),
                     Step::Exhausted => return (None, None),
                     Step::Go => {}
@@ -624,16 +613,7 @@ impl Solver {
                 .max(self.bf_quantum as u64)
                 .min(u32::MAX as u64) as u32;
             match self.expand_best(quantum, origin, ncells, limits) {
-                Step::Won(g) => {
-                    if self.store.len() > 1000 {
-                        WIN[3].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        WIN[7].fetch_add(
-                            self.store.len() as u64,
-                            std::sync::atomic::Ordering::Relaxed,
-                        );
-                    }
-                    return (Some(g), None);
-                }
+                Step::Won(g) => return (Some(g), None),
                 Step::Budget(b) => return (None, Some(b)),
                 Step::Go | Step::Exhausted => {}
             }
@@ -691,7 +671,6 @@ impl Solver {
     }
 
     /// Up to `quantum` expansions of the best-first search; stops when its queue is empty.
-    #[inline(never)]
     fn expand_best(&mut self, quantum: u32, origin: &Origin, ncells: u8, limits: Limits) -> Step {
         let mut moves = std::mem::take(&mut self.moves);
         let mut done = 0;
@@ -1039,7 +1018,6 @@ impl Solver {
 
     /// Replay the stored line to `goal` from the concrete start, recording real columns, free-cell slots
     /// and automatic moves, then finish the won position by sending the lowest card home.
-    #[inline(never)]
     fn solution(
         &mut self,
         start: Position,
