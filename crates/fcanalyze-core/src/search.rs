@@ -2,6 +2,14 @@
 //!
 //! Both are complete: a search that runs out of positions to expand has examined every reachable
 //! position, so it proves the position unsolvable. A budget hit is reported as undecided.
+//!
+//! [`Strategy::Solve`] runs a portfolio of depth-first dives (children scored by a heuristic, with
+//! random noise, started again or resumed elsewhere when they go astray) beside the complete best-first
+//! search, all over one store. Dives score children without building them ([`Position::peek`]) and may
+//! also take composite moves ([`Position::clear`], [`Position::dig`], [`Position::shift`]): one search
+//! edge for a short line of moves, whose intermediate positions are not stored. Every stored position
+//! keeps the move that reached it, told by cards, so the solution is rebuilt as a line of single moves
+//! (automatic moves included) and replayed independently before it is returned.
 
 use std::time::Instant;
 
