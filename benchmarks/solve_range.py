@@ -17,7 +17,7 @@ BLOCK = 1000
 def main() -> None:
     a, b = int(sys.argv[1]), int(sys.argv[2])
     cells = int(sys.argv[3]) if len(sys.argv) > 3 else 4
-    budget = int(sys.argv[4]) if len(sys.argv) > 4 else 200_000
+    budget = int(sys.argv[4]) if len(sys.argv) > 4 else 10_000_000
     t = time.perf_counter()
     counts: Counter[str] = Counter()
     positions = 0

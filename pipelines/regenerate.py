@@ -71,7 +71,8 @@ def main() -> int:
         m = run([*FCANALYZE, "manifest", str(out)])
         if m.returncode != 0:
             return m.returncode
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest process, workers included
+    # the largest process, workers included
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     summary = run([*FCANALYZE, "summary", str(out)], capture_output=True, text=True, check=True).stdout
     (out / "summary.md").write_text(summary)
     version = run([*FCANALYZE, "--version"], capture_output=True, text=True, check=True).stdout.strip()
