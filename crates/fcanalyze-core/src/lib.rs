@@ -2,11 +2,13 @@
 //! search engine. Plain Rust with no Python types; `fcanalyze-py` binds it as `fcanalyze._core`.
 
 pub mod card;
+pub mod classify;
 pub mod deal;
 pub mod error;
 pub mod notation;
 pub mod outcome;
 pub mod position;
+pub mod prove;
 pub mod replay;
 pub mod search;
 pub mod short;

@@ -1,0 +1,79 @@
+//! Prover measurements: lean DEAL CELLS [CAP] [old]
+use fccore::prove::Prover;
+use fccore::*;
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let deal: u64 = args[1].parse().unwrap();
+    let cells: usize = args[2].parse().unwrap();
+    let cap: u64 = args
+        .get(3)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(4_000_000_000);
+    let old = args.get(4).is_some_and(|s| s == "old");
+    let limits = Limits {
+        max_positions: cap,
+        max_millis: None,
+    };
+    let layout = Layout::deal(deal).unwrap();
+    let r = if old {
+        Solver::new()
+            .search(&layout, cells, Strategy::Prove, limits)
+            .unwrap()
+    } else {
+        let mut p = Prover::new();
+        if let Ok(spec) = std::env::var("THREADS") {
+            // e.g. "3,1,3,3,1/64;6,1,4,4,2/64;-/64"
+            p.threads = spec
+                .split(';')
+                .map(|t| {
+                    let (w, q) = t.split_once('/').unwrap_or((t, "64"));
+                    let weights = if w == "-" {
+                        None
+                    } else {
+                        let v: Vec<u32> = w.split(',').map(|x| x.parse().unwrap()).collect();
+                        Some(v.try_into().unwrap())
+                    };
+                    fccore::prove::Thread {
+                        weights,
+                        quantum: q.parse().unwrap(),
+                    }
+                })
+                .collect();
+        }
+        p.max_memory = std::env::var("MEM_MB")
+            .ok()
+            .map(|v| v.parse::<usize>().unwrap() << 20);
+        let r = p.prove(&layout, cells, limits).unwrap();
+        if std::env::var("HIST").is_ok() {
+            let h = &p.stats.by_home;
+            let total: u64 = h.iter().sum();
+            let mut above = total;
+            let mut peak = 0u64;
+            for (i, &n) in h.iter().enumerate() {
+                if n > 0 {
+                    eprintln!(
+                        "home {i:2}: {n:>11} ({:.1}%), this and above {:.1}%",
+                        100.0 * n as f64 / total as f64,
+                        100.0 * above as f64 / total as f64
+                    );
+                }
+                peak = peak.max(above);
+                above -= n;
+            }
+        }
+        eprintln!(
+            "{:?} set {:.1} B/pos",
+            p.stats,
+            p.stats.set_bytes as f64 / r.positions as f64
+        );
+        r
+    };
+    println!(
+        "deal {deal} k={cells} {:?} positions={} moves={} ms={:.1} rate={:.2}M/s",
+        r.outcome,
+        r.positions,
+        r.player_moves(),
+        r.elapsed_ms,
+        r.positions as f64 / r.elapsed_ms / 1e3
+    );
+}

@@ -1,0 +1,202 @@
+//! Exact classification of one deal (SPEC §4): the least number of free cells that solves it, proven.
+//!
+//! Two engines take turns: a short heuristic solve ([`Strategy::Solve`], complete too, so that a small
+//! reachable set ends as a proof) and the lean prover ([`Prover`]), which decides a cell count either
+//! way. Solvability is monotone in the number of cells, so only two facts are needed for an exact
+//! answer: a line with `m` cells and a proof that `m − 1` cells are not enough. The order is:
+//!
+//! 1. short solves, starting at [`ClassifyLimits::start`] cells (the commonest minimum) and going down
+//!    while they succeed, or up until one does: this finds the least cell count `u` a short solve wins;
+//! 2. the prover with `u − 1` cells: a proof ends the search (`m = u`); a line found by the prover
+//!    lowers `u` and the prover goes on with one cell fewer.
+//!
+//! Cell counts settled by monotonicity are never searched. A budget hit leaves proven bounds only.
+
+use crate::error::Result;
+use crate::outcome::{Outcome, SearchResult};
+use crate::position::Layout;
+use crate::prove::Prover;
+use crate::search::{Limits, Solver, Strategy};
+
+/// The search that settled one cell count.
+#[derive(Clone, Debug)]
+pub struct CellsResult {
+    pub cells: usize,
+    /// The deciding search's result (its `elapsed_ms` covers every search made with these cells).
+    pub result: SearchResult,
+    /// Whether the result comes from the prover (otherwise from a short solve).
+    pub proved: bool,
+}
+
+/// Budgets and tuning of a classification.
+#[derive(Clone, Copy, Debug)]
+pub struct ClassifyLimits {
+    /// Most positions of a short solve.
+    pub solve_positions: u64,
+    /// Most positions of one prover search (a cell count that needs more stays undecided).
+    pub max_positions: u64,
+    /// Most milliseconds of one search, if any.
+    pub max_millis: Option<u64>,
+    /// The cell count the short solves start at.
+    pub start: usize,
+}
+
+impl Default for ClassifyLimits {
+    fn default() -> Self {
+        ClassifyLimits {
+            solve_positions: 20_000,
+            max_positions: 400_000_000,
+            max_millis: None,
+            start: 2,
+        }
+    }
+}
+
+/// The classification of one deal: the per-cell-count searches and the proven bounds.
+#[derive(Clone, Debug)]
+pub struct Classification {
+    /// One entry per cell count searched, by cell count.
+    pub searches: Vec<CellsResult>,
+    /// The deal is proven unsolvable with fewer cells than this.
+    pub lower: usize,
+    /// The deal is solved with this many cells (`None` if not solved up to the most cells searched).
+    pub upper: Option<usize>,
+}
+
+impl Classification {
+    /// The exact minimum number of cells, when proven.
+    pub fn min_cells(&self) -> Option<usize> {
+        self.upper.filter(|&u| u == self.lower)
+    }
+}
+
+/// A reusable classifier: keeps the solver's and the prover's tables from one deal to the next.
+#[derive(Default)]
+pub struct Classifier {
+    pub solver: Solver,
+    pub prover: Prover,
+}
+
+impl Classifier {
+    pub fn new() -> Classifier {
+        Classifier::default()
+    }
+
+    /// Classify `layout` with 0..=`max_cells` free cells.
+    pub fn classify(
+        &mut self,
+        layout: &Layout,
+        max_cells: usize,
+        limits: ClassifyLimits,
+    ) -> Result<Classification> {
+        layout.validate(max_cells)?;
+        let mut slots: Vec<Option<CellsResult>> = vec![None; max_cells + 1];
+        // A position with cards in its free cells needs at least that many cells to be played at all.
+        let mut lower = layout
+            .cells
+            .iter()
+            .filter(|&&c| c != crate::card::NONE)
+            .count();
+        let mut upper: Option<usize> = None;
+        let solve_limits = Limits {
+            max_positions: limits.solve_positions.min(limits.max_positions),
+            max_millis: limits.max_millis,
+        };
+        let solve = |s: &mut Solver, k: usize, slots: &mut Vec<Option<CellsResult>>| {
+            let r = s.search(layout, k, Strategy::Solve, solve_limits)?;
+            let outcome = r.outcome;
+            slots[k] = Some(CellsResult {
+                cells: k,
+                result: r,
+                proved: false,
+            });
+            Ok::<Outcome, crate::Error>(outcome)
+        };
+        // 1. Short solves: the least cell count they win with.
+        let start = limits.start.clamp(lower, max_cells);
+        match solve(&mut self.solver, start, &mut slots)? {
+            Outcome::Solved => {
+                upper = Some(start);
+                for k in (lower..start).rev() {
+                    match solve(&mut self.solver, k, &mut slots)? {
+                        Outcome::Solved => upper = Some(k),
+                        Outcome::Unsolvable => {
+                            lower = k + 1;
+                            break;
+                        }
+                        Outcome::Undecided => break,
+                    }
+                }
+            }
+            first => {
+                if first == Outcome::Unsolvable {
+                    lower = start + 1;
+                }
+                for k in start + 1..=max_cells {
+                    match solve(&mut self.solver, k, &mut slots)? {
+                        Outcome::Solved => {
+                            upper = Some(k);
+                            break;
+                        }
+                        Outcome::Unsolvable => lower = k + 1,
+                        Outcome::Undecided => {}
+                    }
+                }
+            }
+        }
+        // 2. The prover just below the least solved cell count (or at the most cells), downwards.
+        loop {
+            let k = match upper {
+                Some(u) if u > lower => u - 1,
+                None if lower <= max_cells => max_cells,
+                _ => break,
+            };
+            let r = self.prover.prove(
+                layout,
+                k,
+                Limits {
+                    max_positions: limits.max_positions,
+                    max_millis: limits.max_millis,
+                },
+            )?;
+            let before = slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
+            let outcome = r.outcome;
+            let mut result = r;
+            result.elapsed_ms += before;
+            slots[k] = Some(CellsResult {
+                cells: k,
+                result,
+                proved: true,
+            });
+            match outcome {
+                Outcome::Solved => upper = Some(k),
+                Outcome::Unsolvable => lower = k + 1,
+                Outcome::Undecided => break,
+            }
+        }
+        // Keep the searches that decided their cell count, and the undecided ones monotonicity does not
+        // settle.
+        let searches = slots
+            .into_iter()
+            .flatten()
+            .filter(|c| match c.result.outcome {
+                Outcome::Solved | Outcome::Unsolvable => true,
+                Outcome::Undecided => c.cells >= lower && !matches!(upper, Some(u) if c.cells >= u),
+            })
+            .collect();
+        Ok(Classification {
+            searches,
+            lower,
+            upper,
+        })
+    }
+}
+
+/// Classify `layout` with 0..=`max_cells` free cells (a fresh [`Classifier`]; reuse one for many deals).
+pub fn classify(
+    layout: &Layout,
+    max_cells: usize,
+    limits: ClassifyLimits,
+) -> Result<Classification> {
+    Classifier::new().classify(layout, max_cells, limits)
+}

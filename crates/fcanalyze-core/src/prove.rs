@@ -1,0 +1,1253 @@
+//! The lean exhaustive search: every position reachable from the start, depth first, in as little memory
+//! and time per position as possible. It decides a position either way: it stops at the first won (or
+//! provably won, [`Position::is_sorted`]) position and returns the line that leads there, or it proves
+//! that none is reachable, with the exact size of the reachable set as its count (SPEC §3).
+//!
+//! What makes it lean:
+//! - the visited set holds the 20-byte canonical keys and nothing else (no parent links): 64-byte buckets
+//!   of three keys in 256 independently growing shards, about 26–30 bytes per position ([`KeySet`]);
+//! - the line to a won position comes from an explicit depth-first path: the stack of positions being
+//!   expanded, each a child of the one below it;
+//! - a position is expanded from its key into a compact form ([`Lean`]: links, two card masks, the
+//!   foundations and the key, about 110 bytes) whose children are computed without the heuristics'
+//!   statistics; the children's slots in the set are prefetched before they are looked up.
+//!
+//! The rules are those of [`Position`]: the same moves, the same automatic moves, the same keys (the
+//! tests check that both give the same children everywhere). The line found is replayed with
+//! [`Position`] from the concrete start and checked by [`crate::replay`].
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::card::{fits_on, make, rank, suit, Card, NONE};
+use crate::error::{Error, Result};
+use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
+use crate::position::{Key, Layout, Position, NCOLS};
+use crate::search::Limits;
+use crate::store::hash;
+
+const LOC_HOME: u64 = 0;
+const LOC_CELL: u64 = 1;
+const LOC_BOTTOM: u64 = 2;
+const LOC_DEALT: u64 = 3;
+const LOC_PARENT_LO: u64 = 4;
+
+/// "No card" in [`Lean`]'s links: bit 63 of a card mask, never a card.
+const NO: u8 = 63;
+/// Cards 0..52 as a mask.
+const DECK_MASK: u64 = (1 << 52) - 1;
+
+#[inline(always)]
+fn red(c: u8) -> bool {
+    matches!(c & 3, 1 | 2)
+}
+
+#[inline(always)]
+fn set_field(k: &mut Key, c: u8, loc: u64) {
+    let c = c as usize;
+    let (w, sh) = (c / 21, 3 * (c % 21));
+    k[w] = (k[w] & !(7u64 << sh)) | (loc << sh);
+}
+
+/// A position in the compact form the prover expands: the card under each column card, the exposed
+/// column cards and the free-cell cards as masks, the foundations and the canonical key (kept up to date).
+#[derive(Clone, Copy)]
+pub struct Lean {
+    below: [u8; 64],
+    tops: u64,
+    cells: u64,
+    found: [u8; 4],
+    key: Key,
+}
+
+/// What the keys of one search refer to: the card each card was dealt on, and what the prover derives
+/// from it.
+#[derive(Clone)]
+pub struct Rules {
+    /// The card under card `c` for each place code of `c` ([`NO`] when it lies on none).
+    under: [[u8; 8]; 52],
+    /// Per key word: the low bit of the field of each card dealt on a lower card (a column where such a
+    /// card lies on its dealt card is not in order).
+    unsorted: [u64; 3],
+    ncells: u32,
+}
+
+/// Number of features of [`Lean::features`].
+pub const NFEAT: usize = 5;
+
+/// Low bit of every 3-bit field of a key word.
+const FIELD_LOW: u64 = 0x1249_2492_4924_9249 & ((1 << 63) - 1);
+
+impl Rules {
+    /// The rules for positions of `layout` (the dealt cards) with `ncells` free cells.
+    pub fn new(layout: &Layout, ncells: usize) -> Rules {
+        let mut dealt = [NONE; 52];
+        for col in &layout.columns {
+            let mut prev = NONE;
+            for &c in col {
+                dealt[c as usize] = prev;
+                prev = c;
+            }
+        }
+        let mut under = [[NO; 8]; 52];
+        let mut unsorted = [0u64; 3];
+        for c in 0..52u8 {
+            let u = &mut under[c as usize];
+            let d = dealt[c as usize];
+            if d != NONE {
+                u[LOC_DEALT as usize] = d;
+                if rank(c) > rank(d) {
+                    unsorted[c as usize / 21] |= 1 << (3 * (c as usize % 21));
+                }
+            }
+            if rank(c) < 12 {
+                let (lo, hi) = crate::card::opposite_suits(suit(c));
+                u[LOC_PARENT_LO as usize] = make(rank(c) + 1, lo);
+                u[LOC_PARENT_LO as usize + 1] = make(rank(c) + 1, hi);
+            }
+        }
+        Rules {
+            under,
+            unsorted,
+            ncells: ncells as u32,
+        }
+    }
+
+    /// Whether the position of `key` is provably won: every column in non-increasing rank order
+    /// (the same test as [`Position::is_sorted`], read from the key alone).
+    #[inline(always)]
+    pub fn is_sorted(&self, key: &Key) -> bool {
+        let mut bad = 0;
+        for (&x, &u) in key.iter().zip(&self.unsorted) {
+            // Fields equal to LOC_DEALT (0b011).
+            bad |= x & (x >> 1) & !(x >> 2) & u;
+        }
+        bad == 0
+    }
+
+    /// The compact position of a key.
+    #[inline]
+    pub fn decode(&self, key: &Key) -> Lean {
+        let mut p = Lean {
+            below: [NO; 64],
+            tops: 0,
+            cells: 0,
+            found: [0; 4],
+            key: *key,
+        };
+        let mut in_cols = 0u64;
+        let mut covered = 0u64;
+        let mut c = 0usize;
+        for (w, &word) in key.iter().enumerate() {
+            let mut v = word;
+            let n = if w < 2 { 21 } else { 10 };
+            for _ in 0..n {
+                let loc = (v & 7) as usize;
+                v >>= 3;
+                let u = self.under[c][loc];
+                p.below[c] = u;
+                covered |= 1u64 << u;
+                p.found[c & 3] += (loc == LOC_HOME as usize) as u8;
+                p.cells |= ((loc == LOC_CELL as usize) as u64) << c;
+                in_cols |= ((loc >= LOC_BOTTOM as usize) as u64) << c;
+                c += 1;
+            }
+        }
+        p.tops = in_cols & !covered;
+        p
+    }
+
+    /// The canonical keys of every position one move away from `p` (automatic moves applied), in the
+    /// order [`Position::moves`] would give them up to column and cell order; duplicates possible.
+    #[inline]
+    pub fn children(&self, p: &Lean, out: &mut Vec<Key>) {
+        out.clear();
+        self.for_each_child(p, |q| out.push(q.key));
+    }
+
+    /// Call `f` on every position one move away from `p` (automatic moves applied).
+    #[inline(always)]
+    pub fn for_each_child(&self, p: &Lean, mut f: impl FnMut(&Lean)) {
+        let nfree = self.ncells - p.cells.count_ones();
+        let nempty = NCOLS as u32 - p.tops.count_ones();
+        // The exposed cards one rank higher and of the other colour than `c`.
+        let parents = |c: u8| -> u64 {
+            let r = rank(c);
+            if r >= 12 {
+                return 0;
+            }
+            let m: u64 = if red(c) { 0b1001 } else { 0b0110 };
+            p.tops & (m << ((r as u32 + 1) * 4))
+        };
+        // To the foundations by hand.
+        let mut e = p.tops | p.cells;
+        while e != 0 {
+            let c = e.trailing_zeros() as u8;
+            e &= e - 1;
+            if p.found[suit(c) as usize] == rank(c) {
+                let mut q = *p;
+                q.lift(c, c);
+                q.put_home(c);
+                q.settle();
+                f(&q);
+            }
+        }
+        // From the free cells.
+        let mut e = p.cells;
+        while e != 0 {
+            let c = e.trailing_zeros() as u8;
+            e &= e - 1;
+            let mut ps = parents(c);
+            while ps != 0 {
+                let d = ps.trailing_zeros() as u8;
+                ps &= ps - 1;
+                let mut q = *p;
+                q.lift(c, c);
+                q.onto(c, c, d);
+                q.settle();
+                f(&q);
+            }
+            if nempty > 0 {
+                let mut q = *p;
+                q.lift(c, c);
+                q.put_empty(c, c);
+                q.settle();
+                f(&q);
+            }
+        }
+        // From the columns.
+        let lim_card = (nfree + 1) << nempty;
+        let lim_empty = if nempty > 0 {
+            (nfree + 1) << (nempty - 1)
+        } else {
+            0
+        };
+        let mut e = p.tops;
+        while e != 0 {
+            let t = e.trailing_zeros() as u8;
+            e &= e - 1;
+            let mut len = 0u32;
+            let mut x = t;
+            loop {
+                // `x` is the bottom card of a run of `len + 1` cards ending at `t`.
+                if len < lim_card {
+                    let mut ps = parents(x);
+                    while ps != 0 {
+                        let d = ps.trailing_zeros() as u8;
+                        ps &= ps - 1;
+                        let mut q = *p;
+                        q.lift(x, t);
+                        q.onto(x, t, d);
+                        q.settle();
+                        f(&q);
+                    }
+                }
+                len += 1;
+                let u = p.below[x as usize];
+                if u == NO || !fits_on(x, u) {
+                    break;
+                }
+                x = u;
+            }
+            if nempty > 0 {
+                let whole = p.below[x as usize] == NO;
+                let maxn = len.min(lim_empty);
+                // The bottom card of the run of `n` cards ending at `t`.
+                let mut b = t;
+                for n in 1..=maxn {
+                    if !(whole && n == len) {
+                        let mut q = *p;
+                        q.lift(b, t);
+                        q.put_empty(b, t);
+                        q.settle();
+                        f(&q);
+                    }
+                    b = p.below[b as usize];
+                }
+            }
+            if nfree > 0 {
+                let mut q = *p;
+                q.lift(t, t);
+                q.put_cell(t);
+                q.settle();
+                f(&q);
+            }
+        }
+    }
+}
+
+impl Lean {
+    /// The features of a cheap estimate of how far the position is from won: cards not home, cards
+    /// above a lower card of their column, occupied free cells, non-empty columns, cards above the next
+    /// card of each foundation.
+    #[inline]
+    pub fn features(&self) -> [u32; NFEAT] {
+        let mut blockers = 0u32;
+        let mut depth = 0u32;
+        let mut buf = [0u8; 64];
+        let mut e = self.tops;
+        while e != 0 {
+            let t = e.trailing_zeros() as u8;
+            e &= e - 1;
+            let mut n = 0;
+            let mut x = t;
+            while x != NO {
+                if self.found[suit(x) as usize] == rank(x) {
+                    depth += n as u32;
+                }
+                buf[n & 63] = x;
+                n += 1;
+                x = self.below[x as usize];
+            }
+            let mut min = 99u8;
+            for &c in buf[..n.min(64)].iter().rev() {
+                let r = rank(c);
+                if r > min {
+                    blockers += 1;
+                } else {
+                    min = r;
+                }
+            }
+        }
+        let home: u32 = self.found.iter().map(|&f| f as u32).sum();
+        [
+            52 - home,
+            blockers,
+            self.cells.count_ones(),
+            self.tops.count_ones(),
+            depth,
+        ]
+    }
+
+    /// The weighted estimate (lower is more promising).
+    #[inline]
+    pub fn score(&self, w: &[u32; NFEAT]) -> u32 {
+        self.features().iter().zip(w).map(|(f, w)| f * w).sum()
+    }
+
+    /// The canonical key.
+    #[inline(always)]
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    /// Take the run from `b` (its lowest card) up to `t` (exposed) off its column, or `b == t` off its
+    /// free cell.
+    #[inline(always)]
+    fn lift(&mut self, b: u8, t: u8) {
+        let bit = 1u64 << b;
+        if self.cells & bit != 0 {
+            self.cells &= !bit;
+        } else {
+            let u = self.below[b as usize];
+            self.tops = (self.tops & !(1u64 << t)) | ((1u64 << u) & DECK_MASK);
+        }
+    }
+
+    #[inline(always)]
+    fn onto(&mut self, b: u8, t: u8, d: u8) {
+        self.below[b as usize] = d;
+        self.tops = (self.tops & !(1u64 << d)) | (1u64 << t);
+        // The lower-indexed parent suit (clubs or diamonds) is the "low" parent.
+        set_field(&mut self.key, b, LOC_PARENT_LO + (suit(d) as u64 >> 1));
+    }
+
+    #[inline(always)]
+    fn put_empty(&mut self, b: u8, t: u8) {
+        self.below[b as usize] = NO;
+        self.tops |= 1u64 << t;
+        set_field(&mut self.key, b, LOC_BOTTOM);
+    }
+
+    #[inline(always)]
+    fn put_cell(&mut self, c: u8) {
+        self.below[c as usize] = NO;
+        self.cells |= 1u64 << c;
+        set_field(&mut self.key, c, LOC_CELL);
+    }
+
+    #[inline(always)]
+    fn put_home(&mut self, c: u8) {
+        self.below[c as usize] = NO;
+        self.found[suit(c) as usize] += 1;
+        set_field(&mut self.key, c, LOC_HOME);
+    }
+
+    #[inline(always)]
+    fn safe_auto(&self, c: Card) -> bool {
+        let r = rank(c);
+        if r <= 1 {
+            return true;
+        }
+        let s = suit(c);
+        let (o1, o2) = crate::card::opposite_suits(s);
+        let lo = self.found[o1 as usize].min(self.found[o2 as usize]);
+        lo >= r || (lo + 1 >= r && self.found[(3 - s) as usize] + 2 >= r)
+    }
+
+    /// Apply the safe automatic moves until none applies (SPEC §2).
+    #[inline(always)]
+    fn settle(&mut self) {
+        loop {
+            let mut changed = false;
+            for s in 0..4u8 {
+                loop {
+                    let r = self.found[s as usize];
+                    if r >= 13 {
+                        break;
+                    }
+                    let c = make(r, s);
+                    if (self.tops | self.cells) & (1u64 << c) == 0 || !self.safe_auto(c) {
+                        break;
+                    }
+                    self.lift(c, c);
+                    self.put_home(c);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+}
+
+/// One bucket of the set: three packed keys and the number in use, one cache line.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Bucket {
+    keys: [[u32; 5]; 3],
+    used: u32,
+}
+
+#[inline(always)]
+fn pack(k: &Key) -> [u32; 5] {
+    [
+        k[0] as u32,
+        (k[0] >> 32) as u32,
+        k[1] as u32,
+        (k[1] >> 32) as u32,
+        k[2] as u32,
+    ]
+}
+
+#[inline(always)]
+fn unpack(k: &[u32; 5]) -> Key {
+    [
+        k[0] as u64 | (k[1] as u64) << 32,
+        k[2] as u64 | (k[3] as u64) << 32,
+        k[4] as u64,
+    ]
+}
+
+const SHARD_BITS: u32 = 6;
+const NSHARDS: usize = 1 << SHARD_BITS;
+/// A shard grows when more than this share of its slots is used…
+const MAX_LOAD: f64 = 0.88;
+/// …by this factor. Shards start at sizes spread over one growth step, so that they grow at different
+/// times and the set's mean load stays near the middle of the range.
+const GROWTH: f64 = 1.3;
+/// Buckets of the smallest shard.
+const MIN_BUCKETS: usize = 16;
+
+/// A zeroed array of buckets. Large arrays are mapped directly from the system with transparent huge
+/// pages requested (Linux): lookups at random places in a large table otherwise miss the TLB each time.
+struct Buckets {
+    ptr: std::ptr::NonNull<Bucket>,
+    len: usize,
+    /// The mapping to give back (start, bytes), when mapped; otherwise the array is a boxed slice.
+    map: Option<(*mut u8, usize)>,
+}
+
+// SAFETY: `Buckets` owns its memory exclusively, like a `Vec`.
+unsafe impl Send for Buckets {}
+unsafe impl Sync for Buckets {}
+
+#[cfg(target_os = "linux")]
+mod sys {
+    use std::ffi::c_void;
+    extern "C" {
+        pub fn mmap(
+            addr: *mut c_void,
+            len: usize,
+            prot: i32,
+            flags: i32,
+            fd: i32,
+            off: i64,
+        ) -> *mut c_void;
+        pub fn munmap(addr: *mut c_void, len: usize) -> i32;
+        pub fn madvise(addr: *mut c_void, len: usize, advice: i32) -> i32;
+    }
+    pub const PROT_READ: i32 = 1;
+    pub const PROT_WRITE: i32 = 2;
+    pub const MAP_PRIVATE: i32 = 2;
+    pub const MAP_ANONYMOUS: i32 = 0x20;
+    pub const MADV_HUGEPAGE: i32 = 14;
+}
+
+const HUGE_PAGE: usize = 2 << 20;
+
+impl Buckets {
+    fn new(len: usize) -> Buckets {
+        let bytes = len * std::mem::size_of::<Bucket>();
+        #[cfg(target_os = "linux")]
+        if bytes >= HUGE_PAGE {
+            let maplen = bytes.next_multiple_of(HUGE_PAGE) + HUGE_PAGE;
+            // SAFETY: a fresh private anonymous mapping (zeroed by the system), checked for failure;
+            // the huge-page advice is only a hint.
+            unsafe {
+                let m = sys::mmap(
+                    std::ptr::null_mut(),
+                    maplen,
+                    sys::PROT_READ | sys::PROT_WRITE,
+                    sys::MAP_PRIVATE | sys::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                if m as isize != -1 {
+                    let m = m as *mut u8;
+                    let aligned = m.add(m.align_offset(HUGE_PAGE));
+                    sys::madvise(aligned as *mut _, bytes, sys::MADV_HUGEPAGE);
+                    return Buckets {
+                        ptr: std::ptr::NonNull::new(aligned as *mut Bucket).expect("mapped"),
+                        len,
+                        map: Some((m, maplen)),
+                    };
+                }
+            }
+        }
+        let b: Box<[Bucket]> = vec![Bucket::default(); len].into_boxed_slice();
+        Buckets {
+            ptr: std::ptr::NonNull::new(Box::into_raw(b) as *mut Bucket).expect("box"),
+            len,
+            map: None,
+        }
+    }
+
+    /// Bytes in use (a mapping's alignment slack is never touched).
+    fn bytes(&self) -> usize {
+        self.len * std::mem::size_of::<Bucket>()
+    }
+}
+
+impl Drop for Buckets {
+    fn drop(&mut self) {
+        match self.map {
+            #[cfg(target_os = "linux")]
+            // SAFETY: the mapping made in `new`, given back once.
+            Some((m, n)) => unsafe {
+                sys::munmap(m as *mut _, n);
+            },
+            #[cfg(not(target_os = "linux"))]
+            Some(_) => {}
+            // SAFETY: the boxed slice given up in `new`, taken back once.
+            None => unsafe {
+                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                    self.ptr.as_ptr(),
+                    self.len,
+                )));
+            },
+        }
+    }
+}
+
+impl std::ops::Deref for Buckets {
+    type Target = [Bucket];
+    fn deref(&self) -> &[Bucket] {
+        // SAFETY: `len` initialised (zeroed) buckets owned by `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for Buckets {
+    fn deref_mut(&mut self) -> &mut [Bucket] {
+        // SAFETY: as in `deref`, borrowed mutably through `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+struct Shard {
+    buckets: Buckets,
+    len: usize,
+    limit: usize,
+}
+
+impl Shard {
+    fn with_buckets(nb: usize) -> Shard {
+        Shard {
+            buckets: Buckets::new(nb),
+            len: 0,
+            limit: ((nb * 3) as f64 * MAX_LOAD) as usize,
+        }
+    }
+
+    #[inline(always)]
+    fn home(&self, h: u64) -> usize {
+        ((h as u32 as u64 * self.buckets.len() as u64) >> 32) as usize
+    }
+
+    /// Insert a key (hash `h`); true when it was not there.
+    #[inline(always)]
+    fn insert(&mut self, k: &[u32; 5], h: u64) -> bool {
+        let nb = self.buckets.len();
+        let mut i = self.home(h);
+        loop {
+            let b = &mut self.buckets[i];
+            let used = b.used as usize;
+            for s in 0..used {
+                if b.keys[s] == *k {
+                    return false;
+                }
+            }
+            if used < 3 {
+                b.keys[used] = *k;
+                b.used += 1;
+                self.len += 1;
+                return true;
+            }
+            i += 1;
+            if i == nb {
+                i = 0;
+            }
+        }
+    }
+
+    fn grow(&mut self) {
+        let mut nb = ((self.buckets.len() as f64 * GROWTH) as usize).max(self.buckets.len() + 1);
+        // Large tables fill whole huge pages.
+        let per_page = HUGE_PAGE / std::mem::size_of::<Bucket>();
+        if nb >= per_page {
+            nb = nb.div_ceil(per_page) * per_page;
+        }
+        let old = std::mem::replace(self, Shard::with_buckets(nb));
+        for b in old.buckets.iter() {
+            for k in &b.keys[..b.used as usize] {
+                self.insert(k, hash(&unpack(k)));
+            }
+        }
+    }
+}
+
+/// A set of canonical keys without parent links: shards chosen by the top bits of the hash, each an
+/// open-addressing table of [`Bucket`]s probed linearly, grown one shard at a time (no moment with two
+/// copies of the whole table).
+pub struct KeySet {
+    shards: Vec<Shard>,
+    len: usize,
+}
+
+impl Default for KeySet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Above this many bytes, clearing the set gives its memory back instead of zeroing it.
+const KEEP_BYTES: usize = 64 << 20;
+
+impl KeySet {
+    pub fn new() -> KeySet {
+        let mut s = KeySet {
+            shards: Vec::new(),
+            len: 0,
+        };
+        s.reset();
+        s
+    }
+
+    fn reset(&mut self) {
+        self.shards = (0..NSHARDS)
+            .map(|i| {
+                let nb = (MIN_BUCKETS as f64 * GROWTH.powf(i as f64 / NSHARDS as f64)).round();
+                Shard::with_buckets(nb as usize)
+            })
+            .collect();
+        self.len = 0;
+    }
+
+    /// Forget every key; small tables are kept, large ones given back.
+    pub fn clear(&mut self) {
+        if self.memory() > KEEP_BYTES {
+            self.reset();
+        } else {
+            for s in &mut self.shards {
+                s.buckets.fill(Bucket::default());
+                s.len = 0;
+            }
+            self.len = 0;
+        }
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes held by the tables.
+    pub fn memory(&self) -> usize {
+        self.shards.iter().map(|s| s.buckets.bytes()).sum::<usize>()
+            + self.shards.capacity() * std::mem::size_of::<Shard>()
+    }
+
+    #[inline(always)]
+    fn shard_of(h: u64) -> usize {
+        (h >> (64 - SHARD_BITS)) as usize
+    }
+
+    /// Ask the processor for the cache line where `h` is looked up first.
+    #[inline(always)]
+    pub fn prefetch(&self, h: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let s = &self.shards[Self::shard_of(h)];
+            let p = s.buckets.as_ptr().wrapping_add(s.home(h)) as *const i8;
+            // SAFETY: a prefetch is a hint with no architectural effect; the address is in bounds anyway.
+            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = h;
+    }
+
+    /// Insert `key` whose hash is `h` ([`crate::store::hash`]); true when it is new.
+    #[inline(always)]
+    pub fn insert_hashed(&mut self, key: &Key, h: u64) -> bool {
+        let s = &mut self.shards[Self::shard_of(h)];
+        if s.len >= s.limit {
+            s.grow();
+        }
+        let new = s.insert(&pack(key), h);
+        self.len += new as usize;
+        new
+    }
+
+    /// Insert `key`; true when it is new.
+    #[inline]
+    pub fn insert(&mut self, key: &Key) -> bool {
+        self.insert_hashed(key, hash(key))
+    }
+
+    /// Whether `key` is in the set.
+    pub fn contains(&self, key: &Key) -> bool {
+        let h = hash(key);
+        let s = &self.shards[Self::shard_of(h)];
+        let k = pack(key);
+        let mut i = s.home(h);
+        loop {
+            let b = &s.buckets[i];
+            if b.keys[..b.used as usize].contains(&k) {
+                return true;
+            }
+            if b.used < 3 {
+                return false;
+            }
+            i = (i + 1) % s.buckets.len();
+        }
+    }
+}
+
+/// A position waiting on the search's stack: its key, the stack index of the position it was first
+/// reached from, and whether it was expanded.
+#[derive(Clone, Copy)]
+struct Node {
+    key: Key,
+    parent: u32,
+    state: u32,
+}
+
+const WAITING: u32 = 0;
+const IN_FLIGHT: u32 = 1;
+const DONE: u32 = 2;
+
+/// An expanded position whose children are still to be looked up (their slots are being fetched).
+#[derive(Default)]
+struct Batch {
+    node: u32,
+    thread: u32,
+    kids: Vec<(Key, u64)>,
+}
+
+/// One depth-first search of the prover's portfolio: how it orders the children it finds new, and how
+/// many expansions it makes in each turn. All share the set of stored positions and the stack of
+/// nodes; each expands the positions it stored, so that together they expand every reachable position
+/// once, whatever their orders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thread {
+    /// Weights of [`Lean::features`] (the lowest score is expanded first); `None`: the order of the
+    /// move generator.
+    pub weights: Option<[u32; NFEAT]>,
+    /// Expansions per turn.
+    pub quantum: u32,
+}
+
+impl Thread {
+    /// The default portfolio: searches with different child orders take turns; on hard solvable
+    /// positions one of them often finds a line far sooner than the others.
+    pub const PORTFOLIO: [Thread; 3] = [
+        Thread {
+            weights: Some([3, 1, 3, 3, 1]),
+            quantum: 64,
+        },
+        Thread {
+            weights: Some([6, 1, 4, 4, 2]),
+            quantum: 64,
+        },
+        Thread {
+            weights: None,
+            quantum: 64,
+        },
+    ];
+}
+
+/// Expansions whose lookups overlap: the children of a position are looked up this many expansions
+/// after they were computed and their slots prefetched, so that memory latency is hidden.
+const PIPELINE: usize = 6;
+
+/// Entries of the cache of recently seen children (a direct-mapped cache of keys known to be stored:
+/// a hit spares a lookup in the large table, and most children were seen a moment ago).
+const RECENT: usize = 1 << 15;
+/// The recent-children cache is used once the set holds this many positions.
+const RECENT_FROM: usize = 1 << 15;
+
+/// The lean exhaustive search, reusable from one search to the next (it keeps its tables).
+pub struct Prover {
+    set: KeySet,
+    /// Positions still to expand, and the expanded ones whose descendants are still being searched
+    /// (a stack: a position's descendants lie above it).
+    nodes: Vec<Node>,
+    /// Per thread: stack indices of the positions still to expand (last in, first out: depth first).
+    todo: Vec<Vec<u32>>,
+    flight: std::collections::VecDeque<Batch>,
+    spare: Vec<Batch>,
+    kids: Vec<Key>,
+    recent: Vec<Key>,
+    recent_on: bool,
+    /// Most bytes the search may hold (set and stack); `None` for no limit. Running out ends the search
+    /// as undecided with [`Budget::Positions`] (the memory budget is a budget on positions).
+    pub max_memory: Option<usize>,
+    /// Statistics of the last search.
+    pub stats: ProveStats,
+    /// The depth-first searches that take turns (at least one). A proof costs the same number of
+    /// positions whatever they are; won positions are found sooner with good orders.
+    pub threads: Vec<Thread>,
+}
+
+/// What the last search of a [`Prover`] did.
+#[derive(Clone, Copy, Debug)]
+pub struct ProveStats {
+    /// Positions expanded.
+    pub expanded: u64,
+    /// Children computed.
+    pub children: u64,
+    /// Children found in the recent-children cache.
+    pub recent_hits: u64,
+    /// Most positions on the stack.
+    pub max_stack: usize,
+    /// Bytes of the visited set at the end.
+    pub set_bytes: usize,
+    /// Bytes held at the end (set and stack).
+    pub bytes: usize,
+    /// Positions stored by number of cards home.
+    pub by_home: [u64; 53],
+}
+
+/// Cards lying on the card they were dealt on, which is not their parent (they never return there).
+#[inline(always)]
+pub fn cards_dealt(key: &Key) -> u32 {
+    let mut n = 0;
+    for (w, &x) in key.iter().enumerate() {
+        let fields = if w < 2 {
+            FIELD_LOW
+        } else {
+            FIELD_LOW & ((1 << 30) - 1)
+        };
+        n += (x & (x >> 1) & !(x >> 2) & fields).count_ones();
+    }
+    n
+}
+
+/// Cards home in the position of `key`.
+#[inline(always)]
+pub fn cards_home(key: &Key) -> u32 {
+    let mut n = 0;
+    for (w, &x) in key.iter().enumerate() {
+        let fields = if w < 2 {
+            FIELD_LOW
+        } else {
+            FIELD_LOW & ((1 << 30) - 1)
+        };
+        n += (!(x | (x >> 1) | (x >> 2)) & fields).count_ones();
+    }
+    n
+}
+
+impl Default for ProveStats {
+    fn default() -> Self {
+        ProveStats {
+            expanded: 0,
+            children: 0,
+            recent_hits: 0,
+            max_stack: 0,
+            set_bytes: 0,
+            bytes: 0,
+            by_home: [0; 53],
+        }
+    }
+}
+
+impl Default for Prover {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Prover {
+    pub fn new() -> Prover {
+        Prover {
+            set: KeySet::new(),
+            nodes: Vec::new(),
+            todo: Vec::new(),
+            flight: std::collections::VecDeque::with_capacity(PIPELINE),
+            spare: Vec::new(),
+            kids: Vec::with_capacity(128),
+            recent: Vec::new(),
+            recent_on: false,
+            max_memory: None,
+            stats: ProveStats::default(),
+            threads: Thread::PORTFOLIO.to_vec(),
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.set.memory()
+            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.todo.iter().map(|t| t.capacity() * 4).sum::<usize>()
+            + self.recent.capacity() * std::mem::size_of::<Key>()
+    }
+
+    /// Search every position reachable from `layout` with `ncells` free cells, or until a won position
+    /// or a budget. The count of a proof is the exact size of the reachable set.
+    pub fn prove(
+        &mut self,
+        layout: &Layout,
+        ncells: usize,
+        limits: Limits,
+    ) -> Result<SearchResult> {
+        let start = Instant::now();
+        let (mut p0, _) = Position::from_layout(layout, ncells)?;
+        p0.settle(None);
+        let rules = Rules::new(layout, ncells);
+        self.set.clear();
+        self.nodes.clear();
+        self.todo.resize_with(self.threads.len().max(1), Vec::new);
+        for t in &mut self.todo {
+            t.clear();
+        }
+        while let Some(b) = self.flight.pop_front() {
+            self.spare.push(b);
+        }
+        self.recent_on = false;
+        self.stats = ProveStats::default();
+        let root = *p0.key();
+        self.set.insert(&root);
+        let (goal, exhausted) = if rules.is_sorted(&root) {
+            (Some(vec![root]), None)
+        } else if limits.max_positions <= 1 {
+            (None, Some(Budget::Positions))
+        } else {
+            self.run(&rules, root, limits, start)
+        };
+        self.stats.bytes = self.held();
+        self.stats.set_bytes = self.set.memory();
+        let positions = self.set.len() as u64;
+        if self.stats.bytes > KEEP_BYTES {
+            // Give big tables back now rather than at the next search.
+            self.set.clear();
+            self.nodes = Vec::new();
+            self.todo = Vec::new();
+        }
+        let (outcome, solution) = match (goal, exhausted) {
+            (Some(chain), _) => {
+                let chain = shorten(&rules, chain);
+                let line = line_of(layout, ncells, &chain)?;
+                if let Err(e) = crate::replay::replay(layout, ncells, &line) {
+                    return Err(Error::Internal(format!(
+                        "a prover's line failed its replay at move {}: {}",
+                        e.index, e.reason
+                    )));
+                }
+                (Outcome::Solved, line)
+            }
+            (None, None) => (Outcome::Unsolvable, vec![]),
+            (None, Some(_)) => (Outcome::Undecided, vec![]),
+        };
+        Ok(SearchResult {
+            outcome,
+            positions,
+            solution,
+            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+            exhausted,
+        })
+    }
+
+    fn quantum(&self, t: usize) -> u32 {
+        self.threads.get(t).map_or(u32::MAX, |t| t.quantum.max(1))
+    }
+
+    /// The line of keys from the root to stack node `i`, then `last`.
+    fn chain(&self, mut i: u32, last: Key) -> Vec<Key> {
+        let mut chain = vec![last];
+        while i != u32::MAX {
+            let n = &self.nodes[i as usize];
+            chain.push(n.key);
+            i = n.parent;
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// The search from `root` (stored, not sorted): depth first, the lookups of each expansion overlapped
+    /// with the next expansions. Returns the line to a sorted position, or the budget that ran out, or
+    /// neither (a proof).
+    fn run(
+        &mut self,
+        rules: &Rules,
+        root: Key,
+        limits: Limits,
+        start: Instant,
+    ) -> (Option<Vec<Key>>, Option<Budget>) {
+        self.nodes.push(Node {
+            key: root,
+            parent: u32::MAX,
+            state: WAITING,
+        });
+        self.todo[0].push(0);
+        let nthreads = self.todo.len();
+        let (mut cur, mut left) = (0usize, self.quantum(0));
+        let mut resolved = 0u64;
+        loop {
+            // Expand positions until the pipeline is full, the threads taking turns.
+            while self.flight.len() < PIPELINE {
+                if left == 0 {
+                    cur = (cur + 1) % nthreads;
+                    left = self.quantum(cur);
+                }
+                if self.todo[cur].is_empty() {
+                    // Take over the oldest waiting position of the busiest other thread (near the
+                    // root: a part of the search far from where that thread is).
+                    let victim = (0..nthreads)
+                        .max_by_key(|&t| self.todo[t].len())
+                        .expect("a thread");
+                    if self.todo[victim].is_empty() {
+                        break;
+                    }
+                    let i = self.todo[victim].remove(0);
+                    self.todo[cur].push(i);
+                }
+                let i = self.todo[cur].pop().expect("a waiting position");
+                left -= 1;
+                if let Some(won) = self.expand(rules, i, cur as u32) {
+                    return (Some(self.chain(i, won)), None);
+                }
+            }
+            // Look up the children of the oldest expansion.
+            let Some(batch) = self.flight.pop_front() else {
+                return (None, None);
+            };
+            let node = batch.node;
+            let thread = batch.thread as usize;
+            let first_new = self.todo[thread].len();
+            for &(k, h) in &batch.kids {
+                if self.recent_on {
+                    self.recent[(h >> 24) as usize & (RECENT - 1)] = k;
+                }
+                if !self.set.insert_hashed(&k, h) {
+                    continue;
+                }
+                if rules.is_sorted(&k) {
+                    self.spare.push(batch);
+                    return (Some(self.chain(node, k)), None);
+                }
+                if self.set.len() as u64 >= limits.max_positions {
+                    self.spare.push(batch);
+                    return (None, Some(Budget::Positions));
+                }
+                self.stats.by_home[(cards_home(&k) + 52 - cards_dealt(&k)) as usize / 2] += 1;
+                self.todo[thread].push(self.nodes.len() as u32);
+                self.nodes.push(Node {
+                    key: k,
+                    parent: node,
+                    state: WAITING,
+                });
+            }
+            let todo = &mut self.todo[thread];
+            if let Some(w) = self.threads.get(thread).and_then(|t| t.weights) {
+                if todo.len() > first_new + 1 {
+                    // The most promising child last, to be expanded first.
+                    let nodes = &self.nodes;
+                    todo[first_new..].sort_by_cached_key(|&i| {
+                        std::cmp::Reverse(rules.decode(&nodes[i as usize].key).score(&w))
+                    });
+                }
+            }
+            self.spare.push(batch);
+            self.nodes[node as usize].state = DONE;
+            while self.nodes.last().is_some_and(|n| n.state == DONE) {
+                self.nodes.pop();
+            }
+            self.stats.max_stack = self.stats.max_stack.max(self.nodes.len());
+            if !self.recent_on && self.set.len() >= RECENT_FROM {
+                self.recent_on = true;
+                self.recent.clear();
+                self.recent.resize(RECENT, [u64::MAX; 3]);
+            }
+            resolved += 1;
+            if resolved & 1023 == 0 {
+                if let Some(ms) = limits.max_millis {
+                    if start.elapsed().as_millis() as u64 >= ms {
+                        return (None, Some(Budget::Time));
+                    }
+                }
+                if let Some(m) = self.max_memory {
+                    if self.held() > m {
+                        return (None, Some(Budget::Positions));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Expand stack node `i`: compute its children, drop those seen a moment ago, prefetch the slots of
+    /// the others and queue them for lookup. Returns a child with every card home, if any.
+    #[inline(always)]
+    fn expand(&mut self, rules: &Rules, i: u32, thread: u32) -> Option<Key> {
+        let node = &mut self.nodes[i as usize];
+        node.state = IN_FLIGHT;
+        let p = rules.decode(&node.key);
+        rules.children(&p, &mut self.kids);
+        let mut batch = self.spare.pop().unwrap_or_default();
+        batch.node = i;
+        batch.thread = thread;
+        batch.kids.clear();
+        self.stats.expanded += 1;
+        self.stats.children += self.kids.len() as u64;
+        for k in &self.kids {
+            if *k == [0; 3] {
+                self.spare.push(batch);
+                return Some(*k);
+            }
+            let h = hash(k);
+            if self.recent_on && self.recent[(h >> 24) as usize & (RECENT - 1)] == *k {
+                self.stats.recent_hits += 1;
+                continue;
+            }
+            self.set.prefetch(h);
+            batch.kids.push((*k, h));
+        }
+        self.flight.push_back(batch);
+        None
+    }
+}
+
+/// Shorten a line of keys (each a child of the one before, the last sorted): from each position, jump
+/// to the furthest later position of the line one move away, or end at once on a sorted child.
+fn shorten(rules: &Rules, chain: Vec<Key>) -> Vec<Key> {
+    if chain.len() <= 2 {
+        return chain;
+    }
+    let index: HashMap<Key, usize> = chain.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+    let mut out = vec![chain[0]];
+    let mut kids = Vec::new();
+    let mut i = 0;
+    while i + 1 < chain.len() {
+        rules.children(&rules.decode(&chain[i]), &mut kids);
+        if let Some(k) = kids.iter().find(|k| **k == [0; 3] || rules.is_sorted(k)) {
+            out.push(*k);
+            break;
+        }
+        let j = kids
+            .iter()
+            .filter_map(|k| index.get(k).copied())
+            .max()
+            .unwrap_or(i + 1)
+            .max(i + 1);
+        out.push(chain[j]);
+        i = j;
+    }
+    out
+}
+
+/// The concrete line of play through a chain of canonical keys (from the settled start to a sorted
+/// position), then on to the won game by sending the lowest card home, as [`crate::search`] does.
+pub fn line_of(layout: &Layout, ncells: usize, chain: &[Key]) -> Result<Vec<SolutionMove>> {
+    let (mut cur, origin) = Position::from_layout(layout, ncells)?;
+    let mut out = Vec::new();
+    let mut log = Vec::new();
+    cur.settle(Some(&mut log));
+    out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+    if cur.key() != &chain[0] {
+        return Err(Error::Internal(
+            "the settled start is not the prover's root".into(),
+        ));
+    }
+    let mut moves = Vec::new();
+    for target in &chain[1..] {
+        cur.moves(&mut moves);
+        let found = moves.iter().copied().find(|&m| {
+            let mut q = cur;
+            q.apply(m, &origin);
+            q.settle(None);
+            q.key() == target
+        });
+        let Some(m) = found else {
+            return Err(Error::Internal(
+                "no move reproduces a step of the prover's line".into(),
+            ));
+        };
+        cur.apply(m, &origin);
+        out.push(SolutionMove { mv: m, auto: false });
+        cur.settle(Some(&mut log));
+        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+    }
+    while !cur.is_won() {
+        let Some(m) = cur.lowest_home_move() else {
+            return Err(Error::Internal(
+                "a sorted position has no card to send home".into(),
+            ));
+        };
+        cur.apply(m, &origin);
+        out.push(SolutionMove { mv: m, auto: false });
+        cur.settle(Some(&mut log));
+        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyset_insert_contains_grow_clear() {
+        let mut s = KeySet::new();
+        let key = |i: u64| [i.wrapping_mul(0x9E37_79B9), i, i & 0x3FFF_FFFF];
+        for i in 0..200_000u64 {
+            assert!(s.insert(&key(i)));
+        }
+        assert_eq!(s.len(), 200_000);
+        for i in 0..200_000u64 {
+            assert!(!s.insert(&key(i)));
+            assert!(s.contains(&key(i)));
+        }
+        assert!(!s.contains(&key(200_001)));
+        s.clear();
+        assert!(s.is_empty());
+        assert!(!s.contains(&key(5)));
+        assert!(s.insert(&[0; 3]));
+        assert!(s.contains(&[0; 3]));
+    }
+}
