@@ -43,8 +43,12 @@ fn main() {
     let handles: Vec<_> = (0..threads)
         .map(|_| {
             let (deals, next, rows) = (deals.clone(), next.clone(), rows.clone());
+            let t0 = t0;
             std::thread::spawn(move || {
                 let mut c = Classifier::new();
+                c.prover.max_memory = std::env::var("MEM_MB")
+                    .ok()
+                    .map(|v| v.parse::<usize>().unwrap() << 20);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= deals.len() {
@@ -74,7 +78,15 @@ fn main() {
                     if ms > 5000.0 {
                         eprintln!("slow: deal {deal} {:.1}s {}", ms / 1e3, row.4);
                     }
-                    rows.lock().unwrap().push(row);
+                    let mut rows = rows.lock().unwrap();
+                    rows.push(row);
+                    if rows.len() % 1000 == 0 {
+                        eprintln!(
+                            "{} deals done, {:.0}s",
+                            rows.len(),
+                            t0.elapsed().as_secs_f64()
+                        );
+                    }
                     let _ = Outcome::Solved;
                 }
             })

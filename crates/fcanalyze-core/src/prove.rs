@@ -750,6 +750,61 @@ impl KeySet {
     }
 }
 
+/// The positions a thread has still to expand: a stack (depth first), from whose bottom other threads
+/// may take work.
+#[derive(Default)]
+struct Todo {
+    v: Vec<u32>,
+    /// Entries before this one were taken by other threads.
+    start: usize,
+}
+
+impl Todo {
+    fn len(&self) -> usize {
+        self.v.len() - self.start
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn clear(&mut self) {
+        self.v.clear();
+        self.start = 0;
+    }
+
+    fn push(&mut self, i: u32) {
+        self.v.push(i);
+    }
+
+    fn pop(&mut self) -> Option<u32> {
+        if self.is_empty() {
+            return None;
+        }
+        let i = self.v.pop();
+        if self.is_empty() {
+            self.clear();
+        }
+        i
+    }
+
+    /// The oldest entry.
+    fn steal(&mut self) -> Option<u32> {
+        if self.is_empty() {
+            return None;
+        }
+        let i = self.v[self.start];
+        self.start += 1;
+        if self.is_empty() {
+            self.clear();
+        } else if self.start >= 4096 && self.start * 2 >= self.v.len() {
+            self.v.drain(..self.start);
+            self.start = 0;
+        }
+        Some(i)
+    }
+}
+
 /// A position waiting on the search's stack: its key, the stack index of the position it was first
 /// reached from, and whether it was expanded.
 #[derive(Clone, Copy)]
@@ -820,7 +875,7 @@ pub struct Prover {
     /// (a stack: a position's descendants lie above it).
     nodes: Vec<Node>,
     /// Per thread: stack indices of the positions still to expand (last in, first out: depth first).
-    todo: Vec<Vec<u32>>,
+    todo: Vec<Todo>,
     flight: std::collections::VecDeque<Batch>,
     spare: Vec<Batch>,
     kids: Vec<Key>,
@@ -925,7 +980,7 @@ impl Prover {
     fn held(&self) -> usize {
         self.set.memory()
             + self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.todo.iter().map(|t| t.capacity() * 4).sum::<usize>()
+            + self.todo.iter().map(|t| t.v.capacity() * 4).sum::<usize>()
             + self.recent.capacity() * std::mem::size_of::<Key>()
     }
 
@@ -943,7 +998,8 @@ impl Prover {
         let rules = Rules::new(layout, ncells);
         self.set.clear();
         self.nodes.clear();
-        self.todo.resize_with(self.threads.len().max(1), Vec::new);
+        self.todo
+            .resize_with(self.threads.len().max(1), Todo::default);
         for t in &mut self.todo {
             t.clear();
         }
@@ -1045,7 +1101,7 @@ impl Prover {
                     if self.todo[victim].is_empty() {
                         break;
                     }
-                    let i = self.todo[victim].remove(0);
+                    let i = self.todo[victim].steal().expect("a waiting position");
                     self.todo[cur].push(i);
                 }
                 let i = self.todo[cur].pop().expect("a waiting position");
@@ -1060,7 +1116,7 @@ impl Prover {
             };
             let node = batch.node;
             let thread = batch.thread as usize;
-            let first_new = self.todo[thread].len();
+            let first_new = self.todo[thread].v.len();
             for &(k, h) in &batch.kids {
                 if self.recent_on {
                     self.recent[(h >> 24) as usize & (RECENT - 1)] = k;
@@ -1084,7 +1140,7 @@ impl Prover {
                     state: WAITING,
                 });
             }
-            let todo = &mut self.todo[thread];
+            let todo = &mut self.todo[thread].v;
             if let Some(w) = self.threads.get(thread).and_then(|t| t.weights) {
                 if todo.len() > first_new + 1 {
                     // The most promising child last, to be expanded first.
