@@ -56,3 +56,17 @@ def successors(
 ) -> tuple[list[MoveDict], Layout, list[tuple[MoveDict, list[MoveDict], Layout]]]:
     """The search's move generator, for cross-checks: (automatic moves settling the position, the settled
     layout, [(move, its automatic moves, resulting layout), ...])."""
+
+def classify(
+    source: int | Layout,
+    max_cells: int = 4,
+    max_positions: int = 400_000_000,
+    time_limit_ms: int | None = None,
+    solve_positions: int | None = None,
+    max_memory_mb: int | None = None,
+) -> list[dict[str, Any]]:
+    """Exact classification (SPEC §4): one dict per cell count searched, by cell count, shaped like
+    `solve`'s result plus ``cells``. Short heuristic solves, then the lean prover just below the least
+    cell count they win with; counts settled by monotonicity are not searched. `max_positions` and
+    `time_limit_ms` bound each search, `max_memory_mb` the prover's memory: a budget hit is
+    ``undecided``, never ``unsolvable``."""

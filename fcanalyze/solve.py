@@ -111,27 +111,28 @@ def classify(
     max_positions: int = DEFAULT_MAX_POSITIONS,
     time_limit_ms: int | None = None,
 ) -> Classification:
-    """Find the least number of free cells (0..`max_cells`) that solves `deal`.
+    """Find the least number of free cells (0..`max_cells`) that solves `deal`, proven (SPEC §4).
 
-    Cell counts are tried upwards from 0: every unsolvable one is a proof that raises the lower bound
-    (monotonicity, SPEC §4), and the first solved one is the minimum when the one below it was proven. A
-    search that runs out of budget leaves the bound where the proofs put it. Every solution is replayed
-    by the independent checker."""
+    The core's exact classification (`_core.classify`): short heuristic solves find the least cell count
+    they win with, then the lean prover decides the count below it (a proof ends the search; a line it
+    finds lowers the count and it goes on below). Cell counts settled by monotonicity are not searched,
+    so ``searches`` holds the searches that decided their cell count, and any undecided one (a search
+    that ran out of `max_positions` or `time_limit_ms` leaves the bounds where the proofs put them).
+    Every solution is replayed by the independent checker."""
     layout = deal_layout(deal)
     lower, upper = 0, None
     searches: list[Result] = []
-    for cells in range(max_cells + 1):
-        r = _core.solve(layout, cells, max_positions=max_positions, time_limit_ms=time_limit_ms)
-        result = Result(cells=cells, deal=deal, **r)
+    for r in _core.classify(layout, max_cells, max_positions=max_positions, time_limit_ms=time_limit_ms):
+        result = Result(deal=deal, **r)
         searches.append(result)
         if result.outcome == "unsolvable":
-            lower = cells + 1
+            lower = max(lower, result.cells + 1)
         elif result.outcome == "solved":
-            check = replay(layout, cells, result.moves)
+            check = replay(layout, result.cells, result.moves)
             if not check.ok:
                 raise _core.InternalError(
-                    f"deal {deal}, {cells} cells: the solver's line failed the replay: {check.reason}"
+                    f"deal {deal}, {result.cells} cells: the solver's line failed the replay: {check.reason}"
                 )
-            upper = cells
-            break
+            if upper is None:
+                upper = result.cells
     return Classification(deal=deal, lower=lower, upper=upper, searches=searches)

@@ -271,7 +271,7 @@ fn solve<'py>(
     let strategy = parse_strategy(strategy)?;
     let limits = limits(max_positions, time_limit_ms)?;
     let r = py
-        .detach(|| Solver::new().search(&layout, cells, strategy, limits))
+        .detach(|| Engines::default().search(&layout, cells, strategy, limits))
         .map_err(to_py)?;
     result_dict(py, &r)
 }
@@ -292,10 +292,10 @@ fn solve_deals<'py>(
     let strategy = parse_strategy(strategy)?;
     let limits = limits(max_positions, time_limit_ms)?;
     let results = py.detach(|| -> Result<Vec<SearchResult>, Error> {
-        let mut solver = Solver::new();
+        let mut engines = Engines::default();
         deals
             .iter()
-            .map(|&n| solver.search(&Layout::deal(n)?, cells, strategy, limits))
+            .map(|&n| engines.search(&Layout::deal(n)?, cells, strategy, limits))
             .collect()
     });
     let results = results.map_err(to_py)?;
@@ -430,6 +430,87 @@ fn parse_notation<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyLis
     Ok(list)
 }
 
+// ---- Exact classification and the lean prover (branch `prove`) -------------------------------------
+// `strategy="prove"` in `solve` and `solve_deals` runs the lean prover (`fccore::prove`); `classify`
+// decides a deal's minimum number of free cells (`fccore::classify`).
+
+/// The engines of `solve` and `solve_deals`, kept from one deal to the next: the heuristic solver for
+/// `strategy="solve"`, the lean prover for `strategy="prove"`.
+#[derive(Default)]
+struct Engines {
+    solver: Option<Solver>,
+    prover: Option<fccore::prove::Prover>,
+}
+
+impl Engines {
+    fn search(
+        &mut self,
+        layout: &Layout,
+        cells: usize,
+        strategy: Strategy,
+        limits: Limits,
+    ) -> Result<SearchResult, Error> {
+        match strategy {
+            Strategy::Prove => self
+                .prover
+                .get_or_insert_with(fccore::prove::Prover::new)
+                .prove(layout, cells, limits),
+            _ => self
+                .solver
+                .get_or_insert_with(Solver::new)
+                .search(layout, cells, strategy, limits),
+        }
+    }
+}
+
+/// Classify a deal (int) or a position (layout dict): the least number of free cells in 0..`max_cells`
+/// that solves it, proven (SPEC §4). Returns one dict per cell count searched, by cell count, shaped
+/// like `solve`'s result plus `cells`: the solved ones carry their line, the unsolvable ones are proofs
+/// (`positions` is the reachable set's size), an undecided one hit a budget. Cell counts settled by
+/// monotonicity are not searched. `max_positions` and `time_limit_ms` bound each search;
+/// `max_memory_mb` bounds the prover's memory (running out is undecided, never unsolvable).
+#[pyfunction]
+#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None))]
+fn classify<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    max_cells: i64,
+    max_positions: u64,
+    time_limit_ms: Option<u64>,
+    solve_positions: Option<u64>,
+    max_memory_mb: Option<u64>,
+) -> PyResult<Bound<'py, PyList>> {
+    let max_cells = check_cells(max_cells)?;
+    let layout = layout_from_source(source)?;
+    let base = limits(max_positions, time_limit_ms)?;
+    let defaults = fccore::classify::ClassifyLimits::default();
+    let climits = fccore::classify::ClassifyLimits {
+        solve_positions: solve_positions.unwrap_or(defaults.solve_positions).max(1),
+        max_positions: base.max_positions,
+        max_millis: base.max_millis,
+        ..defaults
+    };
+    let c = py
+        .detach(|| {
+            let mut classifier = fccore::classify::Classifier::new();
+            classifier.prover.max_memory = max_memory_mb.map(|m| (m as usize) << 20);
+            classifier.classify(&layout, max_cells, climits)
+        })
+        .map_err(to_py)?;
+    let out = PyList::empty(py);
+    for s in &c.searches {
+        let d = result_dict(py, &s.result)?;
+        d.set_item("cells", s.cells)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+fn add_prove_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(classify, m)?)
+}
+// ---- end of the `prove` block -----------------------------------------------------------------------
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -445,5 +526,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(format_notation, m)?)?;
     m.add_function(wrap_pyfunction!(successors, m)?)?;
     m.add_function(wrap_pyfunction!(parse_notation, m)?)?;
+    add_prove_functions(m)?;
     Ok(())
 }

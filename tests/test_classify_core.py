@@ -1,0 +1,64 @@
+"""The core's exact classification and the lean prover through the binding (fcanalyze._core)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fcanalyze import _core
+from fcanalyze.checker import replay
+from fcanalyze.deals import deal_layout
+from fcanalyze.solve import classify
+
+KEYS = {"outcome", "positions", "moves", "move_count", "notation", "elapsed_ms", "exhausted", "cells"}
+
+
+@pytest.mark.parametrize(("deal", "min_cells"), [(1, 3), (2, 1), (3, 2), (164, 0), (617, 4)])
+def test_known_minimum_cells(deal: int, min_cells: int) -> None:
+    searches = _core.classify(deal, 4)
+    assert all(set(s) == KEYS for s in searches)
+    assert [s["cells"] for s in searches] == sorted({s["cells"] for s in searches})
+    solved = [s for s in searches if s["outcome"] == "solved"]
+    assert solved[0]["cells"] == min_cells
+    assert replay(deal_layout(deal), min_cells, solved[0]["moves"]).ok
+    if min_cells > 0:
+        proof = next(s for s in searches if s["cells"] == min_cells - 1)
+        assert proof["outcome"] == "unsolvable"
+        assert proof["moves"] == [] and proof["exhausted"] is None
+    c = classify(deal)
+    assert c.min_cells == min_cells
+
+
+def test_11982_needs_5_cells() -> None:
+    searches = _core.classify(11982, 4)
+    proof = next(s for s in searches if s["cells"] == 4)
+    assert (proof["outcome"], proof["positions"]) == ("unsolvable", 61_643)
+    assert not any(s["outcome"] == "solved" for s in searches)
+    c = classify(11982, 5)
+    assert (c.lower, c.upper, c.min_cells) == (5, 5, 5)
+
+
+def test_layout_and_budgets() -> None:
+    searches = _core.classify(deal_layout(1), 4)
+    assert [s["outcome"] for s in searches if s["cells"] == 3] == ["solved"]
+    small = _core.classify(1, 4, max_positions=5000, solve_positions=1000)
+    assert any(s["outcome"] == "undecided" and s["exhausted"] == "positions" for s in small)
+    assert not any(s["outcome"] == "unsolvable" and s["cells"] >= 2 for s in small)
+    timed = _core.classify(1, 4, time_limit_ms=0)
+    assert not any(s["outcome"] == "unsolvable" and s["cells"] >= 2 for s in timed)
+    with pytest.raises(ValueError):
+        _core.classify(1, 9)
+    with pytest.raises(ValueError):
+        _core.classify(0)
+
+
+def test_prove_strategy_uses_the_lean_prover() -> None:
+    r = _core.solve(11982, 4, max_positions=1_000_000, strategy="prove")
+    assert (r["outcome"], r["positions"]) == ("unsolvable", 61_643)
+    r = _core.solve(11982, 4, max_positions=1000, strategy="prove")
+    assert (r["outcome"], r["exhausted"]) == ("undecided", "positions")
+    r = _core.solve(2, 1, strategy="prove")
+    assert r["outcome"] == "solved"
+    assert replay(deal_layout(2), 1, r["moves"]).ok
+    cols = _core.solve_deals([1, 617, 11982], 1, strategy="prove")
+    assert cols["outcome"] == ["unsolvable", "unsolvable", "unsolvable"]
+    assert cols["positions"][0] == 63
