@@ -21,6 +21,9 @@ fn main() {
             .unwrap()
     } else {
         let mut p = Prover::new();
+        if let Ok(n) = std::env::var("PORTFOLIO") {
+            p.portfolio_positions = n.parse().unwrap();
+        }
         if let Ok(spec) = std::env::var("THREADS") {
             // e.g. "3,1,3,3,1/64;6,1,4,4,2/64;-/64"
             p.threads = spec

@@ -889,6 +889,9 @@ pub struct Prover {
     /// The depth-first searches that take turns (at least one). A proof costs the same number of
     /// positions whatever they are; won positions are found sooner with good orders.
     pub threads: Vec<Thread>,
+    /// Past this many stored positions only the first thread goes on (a search this large is most
+    /// likely a proof, and one depth-first search keeps the smallest stack).
+    pub portfolio_positions: u64,
 }
 
 /// What the last search of a [`Prover`] did.
@@ -974,6 +977,7 @@ impl Prover {
             max_memory: None,
             stats: ProveStats::default(),
             threads: Thread::PORTFOLIO.to_vec(),
+            portfolio_positions: 20_000_000,
         }
     }
 
@@ -1082,7 +1086,7 @@ impl Prover {
             state: WAITING,
         });
         self.todo[0].push(0);
-        let nthreads = self.todo.len();
+        let mut nthreads = self.todo.len();
         let (mut cur, mut left) = (0usize, self.quantum(0));
         let mut resolved = 0u64;
         loop {
@@ -1115,7 +1119,11 @@ impl Prover {
                 return (None, None);
             };
             let node = batch.node;
-            let thread = batch.thread as usize;
+            let thread = if (batch.thread as usize) < nthreads {
+                batch.thread as usize
+            } else {
+                0
+            };
             let first_new = self.todo[thread].v.len();
             for &(k, h) in &batch.kids {
                 if self.recent_on {
@@ -1156,6 +1164,20 @@ impl Prover {
                 self.nodes.pop();
             }
             self.stats.max_stack = self.stats.max_stack.max(self.nodes.len());
+            if nthreads > 1 && self.set.len() as u64 >= self.portfolio_positions {
+                // A large search is most likely a proof: the first thread goes on alone with every
+                // waiting position (its own on top), so that finished positions leave the stack again.
+                let mut all = Vec::new();
+                for t in (1..nthreads).chain([0]) {
+                    let todo = &mut self.todo[t];
+                    all.extend_from_slice(&todo.v[todo.start..]);
+                    todo.clear();
+                }
+                self.todo[0].v = all;
+                nthreads = 1;
+                cur = 0;
+                left = self.quantum(0);
+            }
             if !self.recent_on && self.set.len() >= RECENT_FROM {
                 self.recent_on = true;
                 self.recent.clear();

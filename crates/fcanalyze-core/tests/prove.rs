@@ -69,8 +69,8 @@ fn deal_11982_with_4_cells_has_61643_positions() {
 
 #[test]
 fn proofs_count_the_reachable_set_as_prove_does() {
-    // Any order of expansion reaches the same set: the portfolio, one ordered search and one in the
-    // move generator's order all count what `Strategy::Prove` counts.
+    // Any order of expansion reaches the same set: the portfolio, one ordered search, one in the move
+    // generator's order and the portfolio cut short all count what `Strategy::Prove` counts.
     let portfolios = [
         Thread::PORTFOLIO.to_vec(),
         vec![Thread::PORTFOLIO[0]],
@@ -88,6 +88,10 @@ fn proofs_count_the_reachable_set_as_prove_does() {
             p
         })
         .collect();
+    // The portfolio handing every waiting position to its first thread early in the search.
+    let mut early = Prover::new();
+    early.portfolio_positions = 300;
+    provers.push(early);
     let mut proofs = 0;
     for deal in 1..=60u64 {
         for k in [0usize, 1] {
