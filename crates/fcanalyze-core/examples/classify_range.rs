@@ -43,7 +43,6 @@ fn main() {
     let handles: Vec<_> = (0..threads)
         .map(|_| {
             let (deals, next, rows) = (deals.clone(), next.clone(), rows.clone());
-            let t0 = t0;
             std::thread::spawn(move || {
                 let mut c = Classifier::new();
                 c.prover.max_memory = std::env::var("MEM_MB")
