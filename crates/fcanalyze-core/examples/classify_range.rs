@@ -39,10 +39,17 @@ fn main() {
     let deals = Arc::new(deals);
     let next = Arc::new(AtomicUsize::new(0));
     let rows = Arc::new(Mutex::new(Vec::new()));
+    // Rows are also streamed to STREAM as deals finish (deal, lower, upper, ms, searches).
+    let stream = Arc::new(Mutex::new(
+        std::env::var("STREAM")
+            .ok()
+            .map(|p| std::fs::File::create(p).unwrap()),
+    ));
     let t0 = Instant::now();
     let handles: Vec<_> = (0..threads)
         .map(|_| {
             let (deals, next, rows) = (deals.clone(), next.clone(), rows.clone());
+            let stream = stream.clone();
             std::thread::spawn(move || {
                 let mut c = Classifier::new();
                 c.prover.max_memory = std::env::var("MEM_MB")
@@ -76,6 +83,12 @@ fn main() {
                     let row = (deal, r.lower, r.upper, ms, detail.join(" "));
                     if ms > 5000.0 {
                         eprintln!("slow: deal {deal} {:.1}s {}", ms / 1e3, row.4);
+                    }
+                    if let Some(f) = stream.lock().unwrap().as_mut() {
+                        let up = row.2.map_or("-".into(), |u| u.to_string());
+                        writeln!(f, "{}\t{}\t{}\t{:.1}\t{}", row.0, row.1, up, row.3, row.4)
+                            .unwrap();
+                        f.flush().unwrap();
                     }
                     let mut rows = rows.lock().unwrap();
                     rows.push(row);
