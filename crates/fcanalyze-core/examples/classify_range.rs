@@ -34,6 +34,7 @@ fn main() {
         max_positions: env("CAP", d.max_positions),
         max_millis: std::env::var("MS").ok().map(|v| v.parse().unwrap()),
         start: env("START", d.start),
+        short_prover: env("SHORT_PROVER", 0u8) == 1,
     };
     eprintln!("{} deals, {threads} threads, {limits:?}", deals.len());
     let deals = Arc::new(deals);

@@ -1,5 +1,5 @@
 //! Solve (deal, cells) pairs from stdin ("deal cells" per line) with a position cap: how many a
-//! heuristic solve wins and at what cost. Usage: solvecheck CAP [prove]
+//! heuristic solve wins and at what cost. Usage: solvecheck CAP [prove|oldprove]
 use fccore::prove::Prover;
 use fccore::*;
 use std::io::BufRead;
@@ -7,6 +7,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let cap: u64 = args[1].parse().unwrap();
     let lean = args.get(2).is_some_and(|s| s == "prove");
+    let old = args.get(2).is_some_and(|s| s == "oldprove");
     let mut s = Solver::new();
     let mut p = Prover::new();
     let (mut n, mut solved, mut ms, mut pos) = (0, 0, 0.0, 0u64);
@@ -24,8 +25,12 @@ fn main() {
         let r = if lean {
             p.prove(&layout, v[1] as usize, limits).unwrap()
         } else {
-            s.search(&layout, v[1] as usize, Strategy::Solve, limits)
-                .unwrap()
+            let strategy = if old {
+                Strategy::Prove
+            } else {
+                Strategy::Solve
+            };
+            s.search(&layout, v[1] as usize, strategy, limits).unwrap()
         };
         n += 1;
         ms += r.elapsed_ms;

@@ -39,6 +39,9 @@ pub struct ClassifyLimits {
     pub max_millis: Option<u64>,
     /// The cell count the short solves start at.
     pub start: usize,
+    /// Short solves with the prover's portfolio (its depth-first searches) rather than the heuristic
+    /// solver.
+    pub short_prover: bool,
 }
 
 impl Default for ClassifyLimits {
@@ -48,6 +51,7 @@ impl Default for ClassifyLimits {
             max_positions: 400_000_000,
             max_millis: None,
             start: 2,
+            short_prover: false,
         }
     }
 }
@@ -102,8 +106,13 @@ impl Classifier {
             max_positions: limits.solve_positions.min(limits.max_positions),
             max_millis: limits.max_millis,
         };
-        let solve = |s: &mut Solver, k: usize, slots: &mut Vec<Option<CellsResult>>| {
-            let r = s.search(layout, k, Strategy::Solve, solve_limits)?;
+        let short_prover = limits.short_prover;
+        let solve = |c: &mut Classifier, k: usize, slots: &mut Vec<Option<CellsResult>>| {
+            let r = if short_prover {
+                c.prover.prove(layout, k, solve_limits)?
+            } else {
+                c.solver.search(layout, k, Strategy::Solve, solve_limits)?
+            };
             let outcome = r.outcome;
             slots[k] = Some(CellsResult {
                 cells: k,
@@ -114,11 +123,11 @@ impl Classifier {
         };
         // 1. Short solves: the least cell count they win with.
         let start = limits.start.clamp(lower, max_cells);
-        match solve(&mut self.solver, start, &mut slots)? {
+        match solve(self, start, &mut slots)? {
             Outcome::Solved => {
                 upper = Some(start);
                 for k in (lower..start).rev() {
-                    match solve(&mut self.solver, k, &mut slots)? {
+                    match solve(self, k, &mut slots)? {
                         Outcome::Solved => upper = Some(k),
                         Outcome::Unsolvable => {
                             lower = k + 1;
@@ -133,7 +142,7 @@ impl Classifier {
                     lower = start + 1;
                 }
                 for k in start + 1..=max_cells {
-                    match solve(&mut self.solver, k, &mut slots)? {
+                    match solve(self, k, &mut slots)? {
                         Outcome::Solved => {
                             upper = Some(k);
                             break;

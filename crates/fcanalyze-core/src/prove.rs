@@ -889,8 +889,9 @@ pub struct Prover {
     /// The depth-first searches that take turns (at least one). A proof costs the same number of
     /// positions whatever they are; won positions are found sooner with good orders.
     pub threads: Vec<Thread>,
-    /// Past this many stored positions only the first thread goes on (a search this large is most
-    /// likely a proof, and one depth-first search keeps the smallest stack).
+    /// Past this many stored positions only the first thread goes on, in the move generator's order (a
+    /// search this large is most likely a proof: one depth-first search keeps the smallest stack, and
+    /// ordering children costs time).
     pub portfolio_positions: u64,
 }
 
@@ -1087,6 +1088,8 @@ impl Prover {
         });
         self.todo[0].push(0);
         let mut nthreads = self.todo.len();
+        // Whether the threads still order their children (not once the search is past the portfolio).
+        let mut portfolio = true;
         let (mut cur, mut left) = (0usize, self.quantum(0));
         let mut resolved = 0u64;
         loop {
@@ -1150,7 +1153,7 @@ impl Prover {
             }
             let todo = &mut self.todo[thread].v;
             if let Some(w) = self.threads.get(thread).and_then(|t| t.weights) {
-                if todo.len() > first_new + 1 {
+                if portfolio && todo.len() > first_new + 1 {
                     // The most promising child last, to be expanded first.
                     let nodes = &self.nodes;
                     todo[first_new..].sort_by_cached_key(|&i| {
@@ -1164,7 +1167,7 @@ impl Prover {
                 self.nodes.pop();
             }
             self.stats.max_stack = self.stats.max_stack.max(self.nodes.len());
-            if nthreads > 1 && self.set.len() as u64 >= self.portfolio_positions {
+            if portfolio && self.set.len() as u64 >= self.portfolio_positions {
                 // A large search is most likely a proof: the first thread goes on alone with every
                 // waiting position (its own on top), so that finished positions leave the stack again.
                 let mut all = Vec::new();
@@ -1175,6 +1178,7 @@ impl Prover {
                 }
                 self.todo[0].v = all;
                 nthreads = 1;
+                portfolio = false;
                 cur = 0;
                 left = self.quantum(0);
             }
