@@ -79,10 +79,15 @@ def test_tables_schema_and_classes(reference):
     assert json.loads(meta[b"fcanalyze.config"])["max_positions"] == 500000
     assert b"FreeCell" in meta[b"fcanalyze.rules"]
     searches = pd.read_parquet(reference / "searches")
-    # Bounds agree with the searches: every cell count below the lower bound was proven unsolvable.
+    # Bounds agree with the searches: the cell count just below the lower bound was proven unsolvable
+    # (the ones below it follow by monotonicity), and nothing below the upper bound was solved.
     for row in deals.itertuples():
         s = searches[searches["deal"] == row.deal].set_index("cells")
-        assert all(s.loc[k, "outcome"] == "unsolvable" for k in range(row.min_cells_lower))
+        if row.min_cells_lower > 0:
+            assert s.loc[row.min_cells_lower - 1, "outcome"] == "unsolvable"
+        assert not (s["outcome"] == "unsolvable").loc[s.index >= row.min_cells_lower].any()
+        if pd.notna(row.min_cells_upper):
+            assert not (s["outcome"] == "solved").loc[s.index < row.min_cells_upper].any()
         if pd.notna(row.min_cells_upper):
             assert s.loc[row.min_cells_upper, "outcome"] == "solved"
             assert s.loc[row.min_cells_upper, "moves"] == row.moves
