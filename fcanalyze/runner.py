@@ -70,7 +70,11 @@ def analyze_task(task: Task, report: Report) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     for deal in _deals(task):
         c = classify(
-            deal, cfg["max_cells"], max_positions=cfg["max_positions"], time_limit_ms=cfg["time_limit_ms"]
+            deal,
+            cfg["max_cells"],
+            max_positions=cfg["max_positions"],
+            time_limit_ms=cfg["time_limit_ms"],
+            max_memory_mb=cfg["max_memory_mb"],
         )
         sol = c.solution
         cls = records.difficulty(c.lower, c.upper)
@@ -206,11 +210,17 @@ JOBS: dict[str, Job] = {"analyze": ANALYZE, "verify": VERIFY}
 # -- the parent -----------------------------------------------------------------------------------------
 
 
+#: Memory of one proof in ``analyze`` (per worker), in MiB: beyond it the depth-first prover hands over to
+#: the layered one, and a proof that needs more still is undecided.
+DEFAULT_MAX_MEMORY_MB = 8192
+
+
 def analyze_config(
     max_cells: int = 4,
     max_positions: int = DEFAULT_MAX_POSITIONS,
     time_limit_ms: int | None = None,
     shard_size: int = DEFAULT_SHARD_SIZE,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
 ) -> dict[str, Any]:
     """The configuration of an ``analyze`` run (everything that changes its tables)."""
     if not 0 <= max_cells <= 8:
@@ -220,6 +230,7 @@ def analyze_config(
         "max_positions": max_positions,
         "time_limit_ms": time_limit_ms,
         "shard_size": shard_size,
+        "max_memory_mb": max_memory_mb,
     }
 
 

@@ -110,6 +110,7 @@ def classify(
     *,
     max_positions: int = DEFAULT_MAX_POSITIONS,
     time_limit_ms: int | None = None,
+    max_memory_mb: int | None = None,
 ) -> Classification:
     """Find the least number of free cells (0..`max_cells`) that solves `deal`, proven (SPEC §4).
 
@@ -117,12 +118,20 @@ def classify(
     they win with, then the lean prover decides the count below it (a proof ends the search; a line it
     finds lowers the count and it goes on below). Cell counts settled by monotonicity are not searched,
     so ``searches`` holds the searches that decided their cell count, and any undecided one (a search
-    that ran out of `max_positions` or `time_limit_ms` leaves the bounds where the proofs put them).
+    that ran out of `max_positions`, `time_limit_ms` or `max_memory_mb` leaves the bounds where the
+    proofs put them; past `max_memory_mb` the layered proof takes over before giving up).
     Every solution is replayed by the independent checker."""
     layout = deal_layout(deal)
     lower, upper = 0, None
     searches: list[Result] = []
-    for r in _core.classify(layout, max_cells, max_positions=max_positions, time_limit_ms=time_limit_ms):
+    found = _core.classify(
+        layout,
+        max_cells,
+        max_positions=max_positions,
+        time_limit_ms=time_limit_ms,
+        max_memory_mb=max_memory_mb,
+    )
+    for r in found:
         result = Result(deal=deal, **r)
         searches.append(result)
         if result.outcome == "unsolvable":

@@ -39,6 +39,15 @@ from fcanalyze.solve import DEFAULT_MAX_POSITIONS
     show_default=True,
     help="Deals per shard file (fixed, aligned blocks of deal numbers).",
 )
+@click.option(
+    "--max-memory",
+    "max_memory_mb",
+    type=click.IntRange(min=64),
+    default=runner.DEFAULT_MAX_MEMORY_MB,
+    show_default=True,
+    metavar="MB",
+    help="Memory of one proof, per worker; a proof that needs more is undecided.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(
     range_text: str,
@@ -50,20 +59,22 @@ def analyze(
     scheduler: str | None,
     out: Path,
     shard_size: int,
+    max_memory_mb: int,
     quiet: bool,
 ) -> None:
     """Find the exact minimum number of free cells of every deal in RANGE (e.g. 1-32000, 617,
     1-100,200-300) and its class: easy (0-1 cells), normal (2), hard (3-4), unsolvable (with 4).
 
-    Cell counts are searched upwards from 0, so each deal ends with a solution at its minimum and a
-    proof that one cell fewer is unsolvable; a search that exhausts its budget leaves honest bounds
-    (class undecided when they straddle two classes). Writes the deals, searches and unsolvable Parquet
+    Short solves find the fewest cells they win with, then an exhaustive proof decides one cell fewer,
+    so each deal ends with a solution at its minimum and a proof that one cell fewer is unsolvable; a
+    search that exhausts its budget leaves honest bounds (class undecided when they straddle two
+    classes). Writes the deals, searches and unsolvable Parquet
     tables and run.json to --out, shard by shard; re-running the same command resumes.
     """
     try:
         spans = parse_range(range_text)
         config = runner.analyze_config(
-            max_cells, max_positions or DEFAULT_MAX_POSITIONS, time_limit_ms, shard_size
+            max_cells, max_positions or DEFAULT_MAX_POSITIONS, time_limit_ms, shard_size, max_memory_mb
         )
     except ValueError as e:
         raise BadInput(str(e)) from None

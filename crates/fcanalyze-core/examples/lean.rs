@@ -15,6 +15,23 @@ fn main() {
         max_millis: None,
     };
     let layout = Layout::deal(deal).unwrap();
+    if std::env::var("LAYERED").is_ok() {
+        let mem = std::env::var("MEM_MB")
+            .ok()
+            .map(|v| v.parse::<usize>().unwrap() << 20);
+        let r = fccore::layered::prove_layered(&layout, cells, limits, mem).unwrap();
+        println!(
+            "deal {deal} k={cells} layered {:?} positions={} peak_positions={} peak_MB={} peak_disk_MB={} ms={:.1} rate={:.2}M/s",
+            r.outcome,
+            r.positions,
+            r.peak_positions,
+            r.peak_bytes >> 20,
+            r.peak_disk >> 20,
+            r.elapsed_ms,
+            r.positions as f64 / r.elapsed_ms / 1e3
+        );
+        return;
+    }
     let r = if old {
         Solver::new()
             .search(&layout, cells, Strategy::Prove, limits)

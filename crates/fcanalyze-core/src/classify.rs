@@ -10,10 +10,14 @@
 //! 2. the prover with `u − 1` cells: a proof ends the search (`m = u`); a line found by the prover
 //!    lowers `u` and the prover goes on with one cell fewer.
 //!
+//! When the prover's memory ([`Prover::max_memory`]) runs out before its position budget, the layered
+//! proof ([`crate::layered`]) takes over the cell count: it holds fewer positions at once.
+//!
 //! Cell counts settled by monotonicity are never searched. A budget hit leaves proven bounds only.
 
 use crate::error::Result;
-use crate::outcome::{Outcome, SearchResult};
+use crate::layered::{prove_layered, LayeredOutcome};
+use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::Layout;
 use crate::prove::Prover;
 use crate::search::{Limits, Solver, Strategy};
@@ -160,14 +164,35 @@ impl Classifier {
                 None if lower <= max_cells => max_cells,
                 _ => break,
             };
-            let r = self.prover.prove(
-                layout,
-                k,
-                Limits {
-                    max_positions: limits.max_positions,
-                    max_millis: limits.max_millis,
-                },
-            )?;
+            let prove_limits = Limits {
+                max_positions: limits.max_positions,
+                max_millis: limits.max_millis,
+            };
+            let mut r = self.prover.prove(layout, k, prove_limits)?;
+            if r.outcome == Outcome::Undecided
+                && r.exhausted == Some(Budget::Positions)
+                && r.positions < limits.max_positions
+            {
+                // The prover's memory ran out before its position budget: the layered proof holds
+                // fewer positions at once. It has no line to give: a won position it reaches leaves
+                // the cell count undecided (the short solves found none).
+                let t = r.elapsed_ms;
+                let l = prove_layered(layout, k, prove_limits, self.prover.max_memory)?;
+                r = SearchResult {
+                    outcome: match l.outcome {
+                        LayeredOutcome::Unsolvable => Outcome::Unsolvable,
+                        _ => Outcome::Undecided,
+                    },
+                    positions: l.positions,
+                    solution: vec![],
+                    elapsed_ms: t + l.elapsed_ms,
+                    exhausted: match l.outcome {
+                        LayeredOutcome::Undecided(b) => Some(b),
+                        LayeredOutcome::Won => Some(Budget::Positions),
+                        LayeredOutcome::Unsolvable => None,
+                    },
+                };
+            }
             let before = slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
             let outcome = r.outcome;
             let mut result = r;

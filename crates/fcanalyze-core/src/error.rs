@@ -17,12 +17,14 @@ pub enum Error {
     BadArgument(String),
     /// A broken invariant inside the core: a bug, never the user's fault.
     Internal(String),
+    /// The system failed a search's files (the layered proof's spill files: disk full, no temp dir).
+    Io(String),
 }
 
 impl Error {
     /// True when the error describes bad input rather than a bug.
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, Error::Internal(_))
+        !matches!(self, Error::Internal(_) | Error::Io(_))
     }
 }
 
@@ -35,6 +37,7 @@ impl fmt::Display for Error {
             | Error::BadMove(m)
             | Error::BadArgument(m) => f.write_str(m),
             Error::Internal(m) => write!(f, "internal error: {m}"),
+            Error::Io(m) => write!(f, "I/O error: {m}"),
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod card;
 pub mod classify;
 pub mod deal;
 pub mod error;
+pub mod layered;
 pub mod notation;
 pub mod outcome;
 pub mod position;

@@ -421,7 +421,7 @@ struct Bucket {
 }
 
 #[inline(always)]
-fn pack(k: &Key) -> [u32; 5] {
+pub(crate) fn pack(k: &Key) -> [u32; 5] {
     [
         k[0] as u32,
         (k[0] >> 32) as u32,
@@ -432,7 +432,7 @@ fn pack(k: &Key) -> [u32; 5] {
 }
 
 #[inline(always)]
-fn unpack(k: &[u32; 5]) -> Key {
+pub(crate) fn unpack(k: &[u32; 5]) -> Key {
     [
         k[0] as u64 | (k[1] as u64) << 32,
         k[2] as u64 | (k[3] as u64) << 32,
@@ -729,6 +729,17 @@ impl KeySet {
     #[inline]
     pub fn insert(&mut self, key: &Key) -> bool {
         self.insert_hashed(key, hash(key))
+    }
+
+    /// Every key of the set, in table order.
+    pub fn keys(&self) -> Vec<Key> {
+        let mut out = Vec::with_capacity(self.len);
+        for s in &self.shards {
+            for b in s.buckets.iter() {
+                out.extend(b.keys[..b.used as usize].iter().map(unpack));
+            }
+        }
+        out
     }
 
     /// Whether `key` is in the set.

@@ -240,3 +240,60 @@ fn classify_budget_leaves_bounds() {
         .iter()
         .any(|s| s.result.outcome == Outcome::Undecided));
 }
+
+/// The layered proof reaches the same set as the depth-first prover, holds fewer positions at once, and
+/// says won where a line exists.
+#[test]
+fn layered_proofs_count_what_the_prover_counts() {
+    use fccore::layered::{prove_layered, prove_layered_flushing, LayeredOutcome};
+    let layout = Layout::deal(11982).unwrap();
+    let r = prove_layered(&layout, 4, limits(u64::MAX), None).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
+    assert_eq!(r.positions, 61_643);
+    assert!(r.peak_positions < r.positions / 4, "{r:?}");
+    // The seeds of later layers go through spill files (written every 500 keys here).
+    let r = prove_layered_flushing(&layout, 4, limits(u64::MAX), None, 500).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
+    assert_eq!(r.positions, 61_643);
+    assert!(r.peak_disk > 0, "{r:?}");
+    let mut prover = Prover::new();
+    let mut proofs = 0;
+    for deal in 1..=30u64 {
+        for k in [0usize, 1] {
+            let layout = Layout::deal(deal).unwrap();
+            let a = prover.prove(&layout, k, limits(500_000)).unwrap();
+            let b = prove_layered_flushing(&layout, k, limits(500_000), None, 5000).unwrap();
+            match a.outcome {
+                Outcome::Unsolvable => {
+                    assert_eq!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
+                    assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
+                    proofs += 1;
+                }
+                Outcome::Solved => {
+                    assert_ne!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
+                }
+                Outcome::Undecided => {}
+            }
+        }
+    }
+    assert!(proofs > 20, "{proofs} proofs");
+    // A late position, tens to kings stacked the wrong way up in four columns: won without cells.
+    let late = Layout {
+        columns: (0..4u8)
+            .map(|s| (9..=12u8).map(|r| fccore::card::make(r, s)).collect())
+            .collect(),
+        cells: vec![],
+        foundations: [9; 4],
+    };
+    assert_eq!(
+        prover.prove(&late, 0, limits(u64::MAX)).unwrap().outcome,
+        Outcome::Solved
+    );
+    let r = prove_layered(&late, 0, limits(u64::MAX), None).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Won);
+    // Budgets end undecided, never unsolvable.
+    let r = prove_layered(&Layout::deal(11982).unwrap(), 4, limits(1000), None).unwrap();
+    assert!(matches!(r.outcome, LayeredOutcome::Undecided(_)));
+    let r = prove_layered(&Layout::deal(11982).unwrap(), 4, limits(u64::MAX), Some(1)).unwrap();
+    assert!(matches!(r.outcome, LayeredOutcome::Undecided(_)));
+}

@@ -7,7 +7,7 @@ use fccore::outcome::{Budget, SearchResult, SolutionMove};
 use fccore::position::{Layout, Move, FOUNDATION, MAX_CELLS};
 use fccore::{Error, Limits, Solver, Strategy};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -19,7 +19,9 @@ create_exception!(
 );
 
 fn to_py(e: Error) -> PyErr {
-    if e.is_user_error() {
+    if let Error::Io(m) = &e {
+        PyOSError::new_err(m.clone())
+    } else if e.is_user_error() {
         PyValueError::new_err(e.to_string())
     } else {
         InternalError::new_err(e.to_string())
@@ -141,12 +143,13 @@ fn check_cells(cells: i64) -> PyResult<usize> {
     Ok(cells as usize)
 }
 
-fn parse_strategy(s: &str) -> PyResult<Strategy> {
+/// `expected` lists the strategies the caller accepts, for the error message.
+fn parse_strategy(s: &str, expected: &str) -> PyResult<Strategy> {
     match s {
         "solve" => Ok(Strategy::Solve),
         "prove" => Ok(Strategy::Prove),
         _ => Err(PyValueError::new_err(format!(
-            "unknown strategy {s:?} (expected \"solve\" or \"prove\")"
+            "unknown strategy {s:?} (expected {expected})"
         ))),
     }
 }
@@ -255,7 +258,7 @@ fn solve<'py>(
     time_limit_ms: Option<u64>,
     strategy: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    // ---- strategy="short": a short winning line as players count moves (fccore::short) ----
+    // strategy="short": a short winning line as players count moves (fccore::short).
     if strategy == "short" {
         let cells = check_cells(cells)?;
         let layout = layout_from_source(source)?;
@@ -265,10 +268,9 @@ fn solve<'py>(
             .map_err(to_py)?;
         return result_dict(py, &r);
     }
-    // ---- end of strategy="short" ----
     let cells = check_cells(cells)?;
     let layout = layout_from_source(source)?;
-    let strategy = parse_strategy(strategy)?;
+    let strategy = parse_strategy(strategy, "\"solve\", \"prove\" or \"short\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
     let r = py
         .detach(|| Engines::default().search(&layout, cells, strategy, limits))
@@ -289,7 +291,7 @@ fn solve_deals<'py>(
     strategy: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cells = check_cells(cells)?;
-    let strategy = parse_strategy(strategy)?;
+    let strategy = parse_strategy(strategy, "\"solve\" or \"prove\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
     let results = py.detach(|| -> Result<Vec<SearchResult>, Error> {
         let mut engines = Engines::default();
@@ -430,7 +432,7 @@ fn parse_notation<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyLis
     Ok(list)
 }
 
-// ---- Exact classification and the lean prover (branch `prove`) -------------------------------------
+// ---- Exact classification and the lean prover ---------------------------------------------------------
 // `strategy="prove"` in `solve` and `solve_deals` runs the lean prover (`fccore::prove`); `classify`
 // decides a deal's minimum number of free cells (`fccore::classify`).
 
@@ -509,7 +511,6 @@ fn classify<'py>(
 fn add_prove_functions(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(classify, m)?)
 }
-// ---- end of the `prove` block -----------------------------------------------------------------------
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,0 +1,329 @@
+//! The layered exhaustive search: a proof of unsolvability that holds one layer of the reachable set in
+//! memory at a time and keeps the rest on disk (../shared/SEARCH.md, "Ideas for the proofs that remain
+//! out of reach in memory").
+//!
+//! Two counts never decrease along a line of play: the cards on the foundations (they never leave), and
+//! the cards no longer lying on the card they were dealt on when that card is not their parent (they can
+//! never go back there). Their sum, the *progress* of a position ([`progress`], 0..=104), orders the
+//! reachable set in layers: a move leads to the same layer or a later one. The search finishes the
+//! layers in increasing order. A layer's positions are found from earlier layers (its *seeds*, kept in a
+//! spill file of packed 20-byte keys, sorted and deduplicated in batches before they are written) and
+//! from each other (depth first within the layer, in a set of keys in memory). A finished layer is
+//! dropped: no later position leads back to it. Memory holds the current layer's set and the write
+//! buffers; the disk holds the later layers' seeds, duplicates included.
+//!
+//! The count of a finished search is the exact number of distinct canonical positions reachable (layers
+//! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The search keeps
+//! no parent links, so a won position it reaches proves the position solvable but gives no line:
+//! [`LayeredOutcome::Won`] leaves the line to another search.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::outcome::Budget;
+use crate::position::{Key, Layout, Position};
+use crate::prove::{cards_dealt, cards_home, pack, unpack, KeySet, Rules};
+use crate::search::Limits;
+
+/// Number of layers: progress runs from 0 to 104.
+const LAYERS: usize = 105;
+/// Bytes of a key in a spill file.
+const RECORD: usize = 20;
+/// Keys buffered for later layers before the buffers are sorted, deduplicated and written.
+const FLUSH_KEYS: usize = 1 << 24;
+
+/// The layer of a position: cards home plus cards that left the (non-parent) card they were dealt on.
+#[inline(always)]
+pub fn progress(key: &Key) -> usize {
+    (cards_home(key) + 52 - cards_dealt(key)) as usize
+}
+
+/// How a layered search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayeredOutcome {
+    /// Every reachable position was expanded and none is won.
+    Unsolvable,
+    /// A won (or provably won) position is reachable; the search has no line to it.
+    Won,
+    /// A budget ran out.
+    Undecided(Budget),
+}
+
+/// What a layered search did.
+#[derive(Clone, Copy, Debug)]
+pub struct LayeredResult {
+    pub outcome: LayeredOutcome,
+    /// Distinct canonical positions reached (the exact reachable set's size when unsolvable).
+    pub positions: u64,
+    /// Most positions of one layer.
+    pub peak_positions: u64,
+    /// Most bytes held in memory at once (the layer's set, its stack and the write buffers).
+    pub peak_bytes: usize,
+    /// Most bytes of spill files on disk at once.
+    pub peak_disk: u64,
+    pub elapsed_ms: f64,
+}
+
+/// A directory of spill files, removed with everything in it when dropped.
+struct SpillDir(PathBuf);
+
+impl SpillDir {
+    fn create() -> Result<SpillDir> {
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = base.join(format!("fcanalyze-layered-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+        Ok(SpillDir(dir))
+    }
+
+    fn file(&self, layer: usize) -> PathBuf {
+        self.0.join(format!("layer-{layer:03}.keys"))
+    }
+}
+
+impl Drop for SpillDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::Io(format!("layered proof, {}: {e}", path.display()))
+}
+
+/// A spill file open for reading, and its path.
+type SpillReader = (BufReader<File>, PathBuf);
+
+/// The seeds of later layers: per layer, a buffer in memory and a file.
+struct Seeds {
+    flush_keys: usize,
+    dir: SpillDir,
+    buffers: Vec<Vec<[u32; 5]>>,
+    buffered: usize,
+    files: Vec<Option<BufWriter<File>>>,
+    disk: u64,
+}
+
+impl Seeds {
+    fn new(flush_keys: usize) -> Result<Seeds> {
+        Ok(Seeds {
+            flush_keys,
+            dir: SpillDir::create()?,
+            buffers: vec![Vec::new(); LAYERS],
+            buffered: 0,
+            files: (0..LAYERS).map(|_| None).collect(),
+            disk: 0,
+        })
+    }
+
+    #[inline]
+    fn push(&mut self, layer: usize, key: &Key) -> Result<()> {
+        self.buffers[layer].push(pack(key));
+        self.buffered += 1;
+        if self.buffered >= self.flush_keys {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Sort, deduplicate and append every buffer to its layer's file.
+    fn flush(&mut self) -> Result<()> {
+        for layer in 0..LAYERS {
+            let buf = &mut self.buffers[layer];
+            if buf.is_empty() {
+                continue;
+            }
+            buf.sort_unstable();
+            buf.dedup();
+            let path = self.dir.file(layer);
+            if self.files[layer].is_none() {
+                let f = File::create(&path).map_err(|e| io_error(&path, e))?;
+                self.files[layer] = Some(BufWriter::with_capacity(1 << 20, f));
+            }
+            let w = self.files[layer].as_mut().expect("an open file");
+            for k in buf.iter() {
+                let mut rec = [0u8; RECORD];
+                for (i, x) in k.iter().enumerate() {
+                    rec[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+                }
+                w.write_all(&rec).map_err(|e| io_error(&path, e))?;
+            }
+            self.disk += (buf.len() * RECORD) as u64;
+            buf.clear();
+        }
+        self.buffered = 0;
+        Ok(())
+    }
+
+    /// Take `layer`'s seeds: the buffered ones, and a reader of its file (if any).
+    fn take(&mut self, layer: usize) -> Result<(Vec<[u32; 5]>, Option<SpillReader>)> {
+        let buffered = std::mem::take(&mut self.buffers[layer]);
+        self.buffered -= buffered.len();
+        let Some(w) = self.files[layer].take() else {
+            return Ok((buffered, None));
+        };
+        let path = self.dir.file(layer);
+        w.into_inner()
+            .map_err(|e| io_error(&path, e.into_error()))?
+            .sync_all()
+            .ok();
+        let f = File::open(&path).map_err(|e| io_error(&path, e))?;
+        // The file is read once and removed: its bytes leave the disk now.
+        let len = f.metadata().map_err(|e| io_error(&path, e))?.len();
+        self.disk -= len.min(self.disk);
+        Ok((buffered, Some((BufReader::with_capacity(1 << 20, f), path))))
+    }
+
+    fn memory(&self) -> usize {
+        self.buffers.iter().map(|b| b.capacity() * RECORD).sum()
+    }
+}
+
+/// Search every position reachable from `layout` with `ncells` free cells, layer by layer. Spill files
+/// go to the system's temporary directory (`TMPDIR`). `max_memory` bounds the bytes held in memory
+/// (running out is undecided, [`Budget::Positions`]).
+pub fn prove_layered(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+) -> Result<LayeredResult> {
+    prove_layered_flushing(layout, ncells, limits, max_memory, FLUSH_KEYS)
+}
+
+/// [`prove_layered`], writing the seeds of later layers to disk every `flush_keys` keys.
+pub fn prove_layered_flushing(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+    flush_keys: usize,
+) -> Result<LayeredResult> {
+    let start = Instant::now();
+    let (mut p0, _) = Position::from_layout(layout, ncells)?;
+    p0.settle(None);
+    let rules = Rules::new(layout, ncells);
+    let root = *p0.key();
+    let mut res = LayeredResult {
+        outcome: LayeredOutcome::Unsolvable,
+        positions: 0,
+        peak_positions: 0,
+        peak_bytes: 0,
+        peak_disk: 0,
+        elapsed_ms: 0.0,
+    };
+    let finish = |mut r: LayeredResult, outcome| {
+        r.outcome = outcome;
+        r.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        Ok(r)
+    };
+    if rules.is_sorted(&root) {
+        res.positions = 1;
+        return finish(res, LayeredOutcome::Won);
+    }
+    let mut seeds = Seeds::new(flush_keys.max(1))?;
+    let first = progress(&root);
+    seeds.push(first, &root)?;
+    let mut kids: Vec<Key> = Vec::with_capacity(128);
+    let mut stack: Vec<Key> = Vec::new();
+    let mut expanded = 0u64;
+    // The positions of finished layers.
+    let mut done = 0u64;
+    for layer in first..LAYERS {
+        let (buffered, file) = seeds.take(layer)?;
+        if buffered.is_empty() && file.is_none() {
+            continue;
+        }
+        let mut set = KeySet::new();
+        let mut reader = file;
+        let mut from_buffer = buffered.into_iter();
+        loop {
+            // The next seed: from the file first, then from the buffer.
+            let seed = match reader.as_mut() {
+                Some((r, path)) => {
+                    let mut rec = [0u8; RECORD];
+                    match r.read_exact(&mut rec) {
+                        Ok(()) => {
+                            let mut k = [0u32; 5];
+                            for (i, x) in k.iter_mut().enumerate() {
+                                *x = u32::from_le_bytes(rec[4 * i..4 * i + 4].try_into().unwrap());
+                            }
+                            Some(unpack(&k))
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                            let _ = std::fs::remove_file(&*path);
+                            reader = None;
+                            continue;
+                        }
+                        Err(e) => return Err(io_error(path, e)),
+                    }
+                }
+                None => from_buffer.next().map(|k| unpack(&k)),
+            };
+            let Some(seed) = seed else { break };
+            if !set.insert(&seed) {
+                continue;
+            }
+            if rules.is_sorted(&seed) {
+                res.positions = done + set.len() as u64;
+                return finish(res, LayeredOutcome::Won);
+            }
+            stack.push(seed);
+            while let Some(key) = stack.pop() {
+                let p = rules.decode(&key);
+                rules.children(&p, &mut kids);
+                for k in &kids {
+                    if *k == [0; 3] {
+                        res.positions = done + set.len() as u64;
+                        return finish(res, LayeredOutcome::Won);
+                    }
+                    let l = progress(k);
+                    debug_assert!(l >= layer, "a move lowered the progress");
+                    if l > layer {
+                        seeds.push(l, k)?;
+                    } else if set.insert(k) {
+                        if rules.is_sorted(k) {
+                            res.positions = done + set.len() as u64;
+                            return finish(res, LayeredOutcome::Won);
+                        }
+                        stack.push(*k);
+                    }
+                }
+                expanded += 1;
+                if expanded & 4095 == 0 {
+                    res.positions = done + set.len() as u64;
+                    if res.positions >= limits.max_positions {
+                        return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+                    }
+                    let bytes = set.memory()
+                        + stack.capacity() * std::mem::size_of::<Key>()
+                        + seeds.memory();
+                    res.peak_bytes = res.peak_bytes.max(bytes);
+                    res.peak_disk = res.peak_disk.max(seeds.disk);
+                    if max_memory.is_some_and(|m| bytes > m) {
+                        return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+                    }
+                    if let Some(ms) = limits.max_millis {
+                        if start.elapsed().as_millis() as u64 >= ms {
+                            return finish(res, LayeredOutcome::Undecided(Budget::Time));
+                        }
+                    }
+                }
+            }
+        }
+        // Nothing reachable from here on lies in this layer: drop it.
+        res.peak_positions = res.peak_positions.max(set.len() as u64);
+        res.peak_bytes = res.peak_bytes.max(set.memory() + seeds.memory());
+        done += set.len() as u64;
+        res.positions = done;
+        if res.positions >= limits.max_positions {
+            return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+        }
+    }
+    finish(res, LayeredOutcome::Unsolvable)
+}
