@@ -31,6 +31,7 @@ fn main() {
     let d = ClassifyLimits::default();
     let limits = ClassifyLimits {
         solve_positions: env("SOLVE", d.solve_positions),
+        middle_positions: env("MIDDLE", d.middle_positions),
         max_positions: env("CAP", d.max_positions),
         max_millis: std::env::var("MS").ok().map(|v| v.parse().unwrap()),
         start: env("START", d.start),

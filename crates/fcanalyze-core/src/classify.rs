@@ -7,8 +7,9 @@
 //!
 //! 1. short solves, starting at [`ClassifyLimits::start`] cells (the commonest minimum) and going down
 //!    while they succeed, or up until one does: this finds the least cell count `u` a short solve wins;
-//! 2. the prover with `u − 1` cells: a proof ends the search (`m = u`); a line found by the prover
-//!    lowers `u` and the prover goes on with one cell fewer.
+//! 2. with `u − 1` cells, a longer heuristic solve ([`ClassifyLimits::middle_positions`]), then the
+//!    prover: a proof ends the search (`m = u`); a line found lowers `u` and the search goes on with one
+//!    cell fewer.
 //!
 //! When the prover's memory ([`Prover::max_memory`]) runs out before its position budget, the layered
 //! proof ([`crate::layered`]) takes over the cell count: it holds fewer positions at once.
@@ -37,6 +38,8 @@ pub struct CellsResult {
 pub struct ClassifyLimits {
     /// Most positions of a short solve.
     pub solve_positions: u64,
+    /// Most positions of the longer heuristic solve tried before each proof (0: none).
+    pub middle_positions: u64,
     /// Most positions of one prover search (a cell count that needs more stays undecided).
     pub max_positions: u64,
     /// Most milliseconds of one search, if any.
@@ -52,6 +55,7 @@ impl Default for ClassifyLimits {
     fn default() -> Self {
         ClassifyLimits {
             solve_positions: 20_000,
+            middle_positions: 500_000,
             max_positions: 400_000_000,
             max_millis: None,
             start: 2,
@@ -164,6 +168,38 @@ impl Classifier {
                 None if lower <= max_cells => max_cells,
                 _ => break,
             };
+            if limits.middle_positions > limits.solve_positions {
+                // A longer heuristic solve first: it finds most of the lines the short solves missed
+                // for a small part of the prover's cost, and finishes small proofs itself.
+                let r = self.solver.search(
+                    layout,
+                    k,
+                    Strategy::Solve,
+                    Limits {
+                        max_positions: limits.middle_positions.min(limits.max_positions),
+                        max_millis: limits.max_millis,
+                    },
+                )?;
+                let outcome = r.outcome;
+                let mut result = r;
+                result.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
+                slots[k] = Some(CellsResult {
+                    cells: k,
+                    result,
+                    proved: false,
+                });
+                match outcome {
+                    Outcome::Solved => {
+                        upper = Some(k);
+                        continue;
+                    }
+                    Outcome::Unsolvable => {
+                        lower = k + 1;
+                        continue;
+                    }
+                    Outcome::Undecided => {}
+                }
+            }
             let prove_limits = Limits {
                 max_positions: limits.max_positions,
                 max_millis: limits.max_millis,
