@@ -22,8 +22,8 @@ dev: $(PY) ## rebuild the core in place for development (maturin develop --relea
 	$(BIN)/maturin develop --release -q -E test,dask
 
 # The options of the committed classification (results/32k): budgets that decide every deal of 1-32,000
-# (each proof bounded by --max-memory, 8 GiB per worker by default: deal 982 at 2 cells needs the layered proof).
-ANALYZE_32K_OPTS ?= --max-cells 5 --max-positions 2000000000
+# (each proof bounded by --max-memory per worker: deal 982 at 2 cells needs the layered proof).
+ANALYZE_32K_OPTS ?= --max-cells 5 --max-positions 2000000000 --max-memory 10240
 
 run: install ## the main job: classify deals 1-32,000 exactly into out/32k (tables, manifest, summary)
 	$(PY) pipelines/regenerate.py analyze 1-32000 out/32k $(ANALYZE_32K_OPTS)
@@ -57,7 +57,7 @@ fmt: ## format Python and Rust sources
 	cargo fmt --all
 
 bench: ## ours against Freecell Solver, side by side, written to BENCHMARKS.md
-	$(PY) benchmarks/bench_solve.py --write BENCHMARKS.md
+	$(PY) benchmarks/bench.py --write BENCHMARKS.md
 
 clean: ## remove build products and scratch output (keeps results/)
 	rm -rf target build dist out .pytest_cache .ruff_cache .hypothesis
