@@ -5,12 +5,14 @@
 //! Two counts never decrease along a line of play: the cards on the foundations (they never leave), and
 //! the cards no longer lying on the card they were dealt on when that card is not their parent (they can
 //! never go back there). Their sum, the *progress* of a position ([`progress`], 0..=104), orders the
-//! reachable set in layers: a move leads to the same layer or a later one. The search finishes the
-//! layers in increasing order. A layer's positions are found from earlier layers (its *seeds*, kept in a
-//! spill file of packed 20-byte keys, sorted and deduplicated in batches before they are written) and
-//! from each other (depth first within the layer, in a set of keys in memory). A finished layer is
-//! dropped: no later position leads back to it. Memory holds the current layer's set and the write
-//! buffers; the disk holds the later layers' seeds, duplicates included.
+//! reachable set in layers: a move leads to the same layer or a later one. Within a layer, the cards home
+//! and the cards still on their dealt card are fixed too ([`signature`]): a layer splits into groups that
+//! cannot reach each other. The search finishes the layers in increasing order, group by group. A
+//! group's positions are found from earlier layers (its *seeds*, kept in a spill file of packed 20-byte
+//! keys, sorted and deduplicated in batches before they are written) and from each other (depth first,
+//! in a set of keys in memory). A finished group is dropped: no later position leads back to it. Memory
+//! holds the current layer's seeds, the current group's set and the write buffers; the disk holds the
+//! later layers' seeds, duplicates included.
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
 //! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The search keeps
@@ -25,7 +27,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::outcome::Budget;
 use crate::position::{Key, Layout, Position};
-use crate::prove::{cards_dealt, cards_home, pack, unpack, KeySet, Rules};
+use crate::prove::{cards_dealt, cards_home, pack, signature, unpack, KeySet, Rules};
 use crate::search::Limits;
 
 /// Number of layers: progress runs from 0 to 104.
@@ -96,9 +98,6 @@ fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::Io(format!("layered proof, {}: {e}", path.display()))
 }
 
-/// A spill file open for reading, and its path.
-type SpillReader = (BufReader<File>, PathBuf);
-
 /// The seeds of later layers: per layer, a buffer in memory and a file.
 struct Seeds {
     flush_keys: usize,
@@ -160,23 +159,40 @@ impl Seeds {
         Ok(())
     }
 
-    /// Take `layer`'s seeds: the buffered ones, and a reader of its file (if any).
-    fn take(&mut self, layer: usize) -> Result<(Vec<[u32; 5]>, Option<SpillReader>)> {
-        let buffered = std::mem::take(&mut self.buffers[layer]);
-        self.buffered -= buffered.len();
+    /// Take `layer`'s seeds: the buffered ones and those of its file (read and removed).
+    fn take(&mut self, layer: usize) -> Result<Vec<[u32; 5]>> {
+        let mut out = std::mem::take(&mut self.buffers[layer]);
+        self.buffered -= out.len();
         let Some(w) = self.files[layer].take() else {
-            return Ok((buffered, None));
+            return Ok(out);
         };
         let path = self.dir.file(layer);
-        w.into_inner()
-            .map_err(|e| io_error(&path, e.into_error()))?
-            .sync_all()
-            .ok();
+        drop(
+            w.into_inner()
+                .map_err(|e| io_error(&path, e.into_error()))?,
+        );
         let f = File::open(&path).map_err(|e| io_error(&path, e))?;
-        // The file is read once and removed: its bytes leave the disk now.
         let len = f.metadata().map_err(|e| io_error(&path, e))?.len();
+        out.reserve((len / RECORD as u64) as usize);
+        let mut r = BufReader::with_capacity(1 << 20, f);
+        let mut rec = [0u8; RECORD];
+        loop {
+            match r.read_exact(&mut rec) {
+                Ok(()) => {
+                    let mut k = [0u32; 5];
+                    for (i, x) in k.iter_mut().enumerate() {
+                        *x = u32::from_le_bytes(rec[4 * i..4 * i + 4].try_into().unwrap());
+                    }
+                    out.push(k);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                Err(e) => return Err(io_error(&path, e)),
+            }
+        }
+        drop(r);
+        std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
         self.disk -= len.min(self.disk);
-        Ok((buffered, Some((BufReader::with_capacity(1 << 20, f), path))))
+        Ok(out)
     }
 
     fn memory(&self) -> usize {
@@ -234,95 +250,90 @@ pub fn prove_layered_flushing(
     let mut expanded = 0u64;
     // The positions of finished layers.
     let mut done = 0u64;
+    let mut set = KeySet::new();
     for layer in first..LAYERS {
-        let (buffered, file) = seeds.take(layer)?;
-        if buffered.is_empty() && file.is_none() {
+        // The layer's seeds, sorted by signature: positions of one signature reach only each other
+        // within the layer, so each group is searched with a set of its own, dropped after.
+        let mut layer_seeds = seeds.take(layer)?;
+        if layer_seeds.is_empty() {
             continue;
         }
-        let mut set = KeySet::new();
-        let mut reader = file;
-        let mut from_buffer = buffered.into_iter();
-        loop {
-            // The next seed: from the file first, then from the buffer.
-            let seed = match reader.as_mut() {
-                Some((r, path)) => {
-                    let mut rec = [0u8; RECORD];
-                    match r.read_exact(&mut rec) {
-                        Ok(()) => {
-                            let mut k = [0u32; 5];
-                            for (i, x) in k.iter_mut().enumerate() {
-                                *x = u32::from_le_bytes(rec[4 * i..4 * i + 4].try_into().unwrap());
-                            }
-                            Some(unpack(&k))
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                            let _ = std::fs::remove_file(&*path);
-                            reader = None;
-                            continue;
-                        }
-                        Err(e) => return Err(io_error(path, e)),
-                    }
+        layer_seeds.sort_unstable_by_key(|k| (signature(&unpack(k)), *k));
+        layer_seeds.dedup();
+        let mut from = 0;
+        while from < layer_seeds.len() {
+            let sig = signature(&unpack(&layer_seeds[from]));
+            let mut to = from + 1;
+            while to < layer_seeds.len() && signature(&unpack(&layer_seeds[to])) == sig {
+                to += 1;
+            }
+            set.clear();
+            for seed in &layer_seeds[from..to] {
+                let seed = unpack(seed);
+                if !set.insert(&seed) {
+                    continue;
                 }
-                None => from_buffer.next().map(|k| unpack(&k)),
-            };
-            let Some(seed) = seed else { break };
-            if !set.insert(&seed) {
-                continue;
-            }
-            if rules.is_sorted(&seed) {
-                res.positions = done + set.len() as u64;
-                return finish(res, LayeredOutcome::Won);
-            }
-            stack.push(seed);
-            while let Some(key) = stack.pop() {
-                let p = rules.decode(&key);
-                rules.children(&p, &mut kids);
-                for k in &kids {
-                    if *k == [0; 3] {
-                        res.positions = done + set.len() as u64;
-                        return finish(res, LayeredOutcome::Won);
-                    }
-                    let l = progress(k);
-                    debug_assert!(l >= layer, "a move lowered the progress");
-                    if l > layer {
-                        seeds.push(l, k)?;
-                    } else if set.insert(k) {
-                        if rules.is_sorted(k) {
+                if rules.is_sorted(&seed) {
+                    res.positions = done + set.len() as u64;
+                    return finish(res, LayeredOutcome::Won);
+                }
+                stack.push(seed);
+                while let Some(key) = stack.pop() {
+                    let p = rules.decode(&key);
+                    rules.children(&p, &mut kids);
+                    for k in &kids {
+                        if *k == [0; 3] {
                             res.positions = done + set.len() as u64;
                             return finish(res, LayeredOutcome::Won);
                         }
-                        stack.push(*k);
+                        let l = progress(k);
+                        debug_assert!(l >= layer, "a move lowered the progress");
+                        if l > layer {
+                            seeds.push(l, k)?;
+                        } else if set.insert(k) {
+                            debug_assert_eq!(
+                                signature(k),
+                                sig,
+                                "a move within a layer changed the signature"
+                            );
+                            if rules.is_sorted(k) {
+                                res.positions = done + set.len() as u64;
+                                return finish(res, LayeredOutcome::Won);
+                            }
+                            stack.push(*k);
+                        }
                     }
-                }
-                expanded += 1;
-                if expanded & 4095 == 0 {
-                    res.positions = done + set.len() as u64;
-                    if res.positions >= limits.max_positions {
-                        return finish(res, LayeredOutcome::Undecided(Budget::Positions));
-                    }
-                    let bytes = set.memory()
-                        + stack.capacity() * std::mem::size_of::<Key>()
-                        + seeds.memory();
-                    res.peak_bytes = res.peak_bytes.max(bytes);
-                    res.peak_disk = res.peak_disk.max(seeds.disk);
-                    if max_memory.is_some_and(|m| bytes > m) {
-                        return finish(res, LayeredOutcome::Undecided(Budget::Positions));
-                    }
-                    if let Some(ms) = limits.max_millis {
-                        if start.elapsed().as_millis() as u64 >= ms {
-                            return finish(res, LayeredOutcome::Undecided(Budget::Time));
+                    expanded += 1;
+                    if expanded & 4095 == 0 {
+                        res.positions = done + set.len() as u64;
+                        if res.positions >= limits.max_positions {
+                            return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+                        }
+                        let bytes = set.memory()
+                            + stack.capacity() * std::mem::size_of::<Key>()
+                            + layer_seeds.capacity() * RECORD
+                            + seeds.memory();
+                        res.peak_bytes = res.peak_bytes.max(bytes);
+                        res.peak_disk = res.peak_disk.max(seeds.disk);
+                        if max_memory.is_some_and(|m| bytes > m) {
+                            return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+                        }
+                        if let Some(ms) = limits.max_millis {
+                            if start.elapsed().as_millis() as u64 >= ms {
+                                return finish(res, LayeredOutcome::Undecided(Budget::Time));
+                            }
                         }
                     }
                 }
             }
-        }
-        // Nothing reachable from here on lies in this layer: drop it.
-        res.peak_positions = res.peak_positions.max(set.len() as u64);
-        res.peak_bytes = res.peak_bytes.max(set.memory() + seeds.memory());
-        done += set.len() as u64;
-        res.positions = done;
-        if res.positions >= limits.max_positions {
-            return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+            // Nothing reachable from here on has this layer and signature: drop the group.
+            res.peak_positions = res.peak_positions.max(set.len() as u64);
+            done += set.len() as u64;
+            res.positions = done;
+            if res.positions >= limits.max_positions {
+                return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+            }
+            from = to;
         }
     }
     finish(res, LayeredOutcome::Unsolvable)

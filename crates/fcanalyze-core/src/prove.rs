@@ -670,7 +670,7 @@ impl KeySet {
         if self.memory() > KEEP_BYTES {
             self.reset();
         } else {
-            for s in &mut self.shards {
+            for s in self.shards.iter_mut().filter(|s| s.len > 0) {
                 s.buckets.fill(Bucket::default());
                 s.len = 0;
             }
@@ -938,6 +938,25 @@ pub fn cards_dealt(key: &Key) -> u32 {
         n += (x & (x >> 1) & !(x >> 2) & fields).count_ones();
     }
     n
+}
+
+/// Which cards are home and which lie on the (non-parent) card they were dealt on: per key word, the
+/// home fields' low bits, then the dealt fields' low bits. Both sets only change one way along a line of
+/// play (home grows, dealt shrinks), so positions with different signatures and the same
+/// [`cards_home`]` + 52 − `[`cards_dealt`] cannot reach each other.
+#[inline(always)]
+pub fn signature(key: &Key) -> [u64; 6] {
+    let mut s = [0u64; 6];
+    for (w, &x) in key.iter().enumerate() {
+        let fields = if w < 2 {
+            FIELD_LOW
+        } else {
+            FIELD_LOW & ((1 << 30) - 1)
+        };
+        s[w] = !(x | (x >> 1) | (x >> 2)) & fields;
+        s[3 + w] = x & (x >> 1) & !(x >> 2) & fields;
+    }
+    s
 }
 
 /// Cards home in the position of `key`.
