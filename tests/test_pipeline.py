@@ -141,6 +141,38 @@ def test_resume_after_sigkill(reference, tmp_path):
     assert_same_tables(reference, out)
 
 
+def test_workers_exit_when_the_parent_is_killed(tmp_path):
+    """SIGKILL to the parent alone: its workers, in the middle of a proof, exit too (no orphan keeps a
+    core and its memory busy)."""
+    proc = subprocess.Popen(
+        [
+            *fcanalyze_command(),
+            "analyze",
+            "140,1467",
+            "--out",
+            str(tmp_path / "o"),
+            "--workers",
+            "2",
+            "--shard-size",
+            "1",
+            "--quiet",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    parent = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60
+    while not parent.children(recursive=True) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the workers are in the middle of deals 140 and 267 (seconds of proofs)
+    children = parent.children(recursive=True)
+    assert children and proc.poll() is None
+    proc.kill()
+    proc.wait()
+    _, alive = psutil.wait_procs(children, timeout=5)
+    assert not alive, alive
+
+
 def test_ctrl_c_stops_cleanly_and_resumes(reference, tmp_path):
     out = tmp_path / "interrupted"
     proc = subprocess.Popen(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 import traceback
 from collections import Counter, deque
@@ -23,6 +24,7 @@ from fcanalyze.engines import Engine, EngineError, Report, Task, TaskFn
 
 MAX_ATTEMPTS = 3
 REPORT_EVERY = 0.25  # seconds between progress messages from a worker
+PARENT_CHECK = 1.0  # seconds between a worker's checks that its parent is alive
 
 
 class _Reporter:
@@ -46,8 +48,19 @@ class _Reporter:
         self.last = time.monotonic()
 
 
-def _worker_main(conn: Any, fn: TaskFn) -> None:
+def _exit_with_parent(parent: int) -> None:
+    """Exit as soon as the parent is gone (killed with SIGKILL, say): a worker in the middle of a long
+    proof would otherwise go on alone, holding a core and its memory, for a result nobody will read."""
+    while True:
+        time.sleep(PARENT_CHECK)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _worker_main(conn: Any, fn: TaskFn, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The core releases the GIL while it searches, so this thread runs during a proof too.
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     while True:
         msg = conn.recv()
         if msg is None:
@@ -83,7 +96,7 @@ class ProcessEngine(Engine):
 
         def start_worker() -> None:
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker_main, args=(child, fn), daemon=True)
+            proc = ctx.Process(target=_worker_main, args=(child, fn, os.getpid()), daemon=True)
             proc.start()
             child.close()
             workers[parent] = {"proc": proc, "task": None, "eof": False}
