@@ -62,3 +62,15 @@ def test_prove_strategy_uses_the_lean_prover() -> None:
     cols = _core.solve_deals([1, 617, 11982], 1, strategy="prove")
     assert cols["outcome"] == ["unsolvable", "unsolvable", "unsolvable"]
     assert cols["positions"][0] == 63
+
+
+def test_the_layered_proof_takes_over_when_memory_runs_out() -> None:
+    """Deal 883 with no free cell: 2,174,568 reachable positions, more than the depth-first prover holds in
+    40 MB; the layered proof finishes in that memory with the same exact count. With 20 MB neither
+    does, and the answer is undecided, never unsolvable."""
+    (full,) = _core.classify(883, 0)
+    assert (full["outcome"], full["positions"]) == ("unsolvable", 2_174_568)
+    (lean,) = _core.classify(883, 0, max_memory_mb=40)
+    assert (lean["outcome"], lean["positions"]) == ("unsolvable", 2_174_568)
+    (short,) = _core.classify(883, 0, max_memory_mb=20)
+    assert short["outcome"] == "undecided" and short["exhausted"] == "positions"

@@ -209,7 +209,9 @@ pub fn prove_layered(
     limits: Limits,
     max_memory: Option<usize>,
 ) -> Result<LayeredResult> {
-    prove_layered_flushing(layout, ncells, limits, max_memory, FLUSH_KEYS)
+    // The write buffers take at most a quarter of the memory budget.
+    let flush = max_memory.map_or(FLUSH_KEYS, |m| (m / 4 / RECORD).clamp(1 << 12, FLUSH_KEYS));
+    prove_layered_flushing(layout, ncells, limits, max_memory, flush)
 }
 
 /// [`prove_layered`], writing the seeds of later layers to disk every `flush_keys` keys.
