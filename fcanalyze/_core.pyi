@@ -29,9 +29,11 @@ def solve(
     max_positions: int = 10_000_000,
     time_limit_ms: int | None = None,
     strategy: Strategy = "solve",
+    max_memory_mb: int | None = None,
 ) -> dict[str, Any]:
     """Search a deal or a layout. Returns outcome, positions, moves (dicts with from/to/count/auto,
-    automatic moves included), move_count, notation, elapsed_ms and exhausted (the budget that ran out)."""
+    automatic moves included), move_count, notation, elapsed_ms and exhausted (the budget that ran out).
+    With ``strategy="prove"``, `max_memory_mb` bounds the prover (past it the layered proof takes over)."""
 
 def solve_deals(
     deals: list[int],

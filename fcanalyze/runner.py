@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from fcanalyze import _core, records, tables
 from fcanalyze.deals import format_range, range_size
 from fcanalyze.engines import Engine, Report, Task
-from fcanalyze.solve import DEFAULT_MAX_POSITIONS, classify
+from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS, classify
 
 DEFAULT_SHARD_SIZE = 1000
 
@@ -208,11 +208,6 @@ JOBS: dict[str, Job] = {"analyze": ANALYZE, "verify": VERIFY}
 
 
 # -- the parent -----------------------------------------------------------------------------------------
-
-
-#: Memory of one proof in ``analyze`` (per worker), in MiB: beyond it the depth-first prover hands over to
-#: the layered one, and a proof that needs more still is undecided.
-DEFAULT_MAX_MEMORY_MB = 8192
 
 
 def analyze_config(

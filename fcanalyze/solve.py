@@ -13,6 +13,9 @@ Outcome = Literal["solved", "unsolvable", "undecided"]
 
 #: Default position budget of a search (about 35-47 bytes each: roughly 400 MB at most).
 DEFAULT_MAX_POSITIONS = 10_000_000
+#: Memory of a proof (``prove=True``, and per worker in ``analyze``), in MiB: past it the depth-first
+#: prover hands over to the layered proof, and a proof that needs more still is undecided.
+DEFAULT_MAX_MEMORY_MB = 8192
 #: Budget of ``prove=True`` searches: as many positions as the core can index.
 UNLIMITED_POSITIONS = 2**32 - 2
 
@@ -53,24 +56,36 @@ def solve(
     max_positions: int | None = None,
     time_limit_ms: int | None = None,
     prove: bool = False,
+    max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB,
 ) -> Result:
     """Search deal number `source` (or a layout dict) with `cells` free cells.
 
     The search is complete, so ``unsolvable`` is always a finished proof and a budget hit gives
-    ``undecided``. The default budget is `DEFAULT_MAX_POSITIONS`; ``prove=True`` searches to the end (no
-    position budget unless `max_positions` is given). A solution is returned
-    only after the independent Python checker has replayed it to a won game.
+    ``undecided``. The default budget is `DEFAULT_MAX_POSITIONS`. ``prove=True`` searches to the end (no
+    position budget unless `max_positions` is given): the heuristic search with the default budget
+    first, then, if it is still open, the lean prover, which decides it either way within
+    `max_memory_mb` (past that, the layered proof; undecided if that runs out too). The positions
+    reported are those of the search that decided (for a proof, the exact reachable set). A solution is
+    returned only after the independent Python checker has replayed it to a won game.
     """
     deal = parse_deal_number(source) if not isinstance(source, dict) else None
     layout = deal_layout(deal) if deal is not None else source
     if max_positions is None:
         max_positions = UNLIMITED_POSITIONS if prove else DEFAULT_MAX_POSITIONS
-    r = _core.solve(
-        layout,
-        cells,
-        max_positions=max_positions,
-        time_limit_ms=time_limit_ms,
-    )
+    first = min(max_positions, DEFAULT_MAX_POSITIONS) if prove else max_positions
+    r = _core.solve(layout, cells, max_positions=first, time_limit_ms=time_limit_ms)
+    if r["outcome"] == "undecided" and r["exhausted"] == "positions" and max_positions > first:
+        spent = r["elapsed_ms"]
+        left = None if time_limit_ms is None else max(1, time_limit_ms - int(spent))
+        r = _core.solve(
+            layout,
+            cells,
+            max_positions=max_positions,
+            time_limit_ms=left,
+            strategy="prove",
+            max_memory_mb=max_memory_mb,
+        )
+        r["elapsed_ms"] += spent
     if r["outcome"] == "solved":
         check = replay(layout, cells, r["moves"])
         if not check.ok:

@@ -12,7 +12,7 @@ from fcanalyze.cli.options import budget_options, engine_options, open_engine
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_range, range_size
 from fcanalyze.records import CLASSES
-from fcanalyze.solve import DEFAULT_MAX_POSITIONS
+from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -43,7 +43,7 @@ from fcanalyze.solve import DEFAULT_MAX_POSITIONS
     "--max-memory",
     "max_memory_mb",
     type=click.IntRange(min=64),
-    default=runner.DEFAULT_MAX_MEMORY_MB,
+    default=DEFAULT_MAX_MEMORY_MB,
     show_default=True,
     metavar="MB",
     help="Memory of one proof, per worker; a proof that needs more is undecided.",

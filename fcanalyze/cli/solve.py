@@ -11,7 +11,7 @@ from fcanalyze.board import layout_from_json, parse_board
 from fcanalyze.cli import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput, cli
 from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
 from fcanalyze.deals import parse_deal_number
-from fcanalyze.solve import Result
+from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, Result
 from fcanalyze.solve import solve as solve_deal
 
 
@@ -61,9 +61,24 @@ def describe(r: Result, what: str) -> str:
     is_flag=True,
     help="Search to the end: no position budget unless --max-positions is given (a proof or a solution).",
 )
+@click.option(
+    "--max-memory",
+    "max_memory_mb",
+    type=click.IntRange(min=64),
+    default=DEFAULT_MAX_MEMORY_MB,
+    show_default=True,
+    metavar="MB",
+    help="Memory of a --prove search; past it the layered proof takes over (undecided if it runs out too).",
+)
 @format_option
 def solve_command(
-    source: str, cells: int, max_positions: int | None, time_limit_ms: int | None, prove: bool, fmt: str
+    source: str,
+    cells: int,
+    max_positions: int | None,
+    time_limit_ms: int | None,
+    prove: bool,
+    max_memory_mb: int,
+    fmt: str,
 ) -> int:
     """Solve SOURCE: a deal number, or a board file in Freecell Solver's format (``-`` reads stdin; a
     file starting with ``{`` is read as a JSON position).
@@ -76,7 +91,14 @@ def solve_command(
     """
     src, what = load_source(source)
     try:
-        r = solve_deal(src, cells, max_positions=max_positions, time_limit_ms=time_limit_ms, prove=prove)
+        r = solve_deal(
+            src,
+            cells,
+            max_positions=max_positions,
+            time_limit_ms=time_limit_ms,
+            prove=prove,
+            max_memory_mb=max_memory_mb,
+        )
     except ValueError as e:
         raise BadInput(f"{what}: {e}" if isinstance(src, dict) else str(e)) from None
     if fmt == "json":

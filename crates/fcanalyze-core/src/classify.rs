@@ -17,8 +17,8 @@
 //! Cell counts settled by monotonicity are never searched. A budget hit leaves proven bounds only.
 
 use crate::error::Result;
-use crate::layered::{prove_layered, LayeredOutcome};
-use crate::outcome::{Budget, Outcome, SearchResult};
+use crate::layered::prove_bounded;
+use crate::outcome::{Outcome, SearchResult};
 use crate::position::Layout;
 use crate::prove::Prover;
 use crate::search::{Limits, Solver, Strategy};
@@ -204,31 +204,7 @@ impl Classifier {
                 max_positions: limits.max_positions,
                 max_millis: limits.max_millis,
             };
-            let mut r = self.prover.prove(layout, k, prove_limits)?;
-            if r.outcome == Outcome::Undecided
-                && r.exhausted == Some(Budget::Positions)
-                && r.positions < limits.max_positions
-            {
-                // The prover's memory ran out before its position budget: the layered proof holds
-                // fewer positions at once. It has no line to give: a won position it reaches leaves
-                // the cell count undecided (the short solves found none).
-                let t = r.elapsed_ms;
-                let l = prove_layered(layout, k, prove_limits, self.prover.max_memory)?;
-                r = SearchResult {
-                    outcome: match l.outcome {
-                        LayeredOutcome::Unsolvable => Outcome::Unsolvable,
-                        _ => Outcome::Undecided,
-                    },
-                    positions: l.positions,
-                    solution: vec![],
-                    elapsed_ms: t + l.elapsed_ms,
-                    exhausted: match l.outcome {
-                        LayeredOutcome::Undecided(b) => Some(b),
-                        LayeredOutcome::Won => Some(Budget::Positions),
-                        LayeredOutcome::Unsolvable => None,
-                    },
-                };
-            }
+            let r = prove_bounded(&mut self.prover, layout, k, prove_limits)?;
             let before = slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
             let outcome = r.outcome;
             let mut result = r;

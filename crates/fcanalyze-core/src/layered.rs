@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::outcome::Budget;
+use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Position};
-use crate::prove::{cards_dealt, cards_home, pack, signature, unpack, KeySet, Rules};
+use crate::prove::{cards_dealt, cards_home, pack, signature, unpack, KeySet, Prover, Rules};
 use crate::search::Limits;
 
 /// Number of layers: progress runs from 0 to 104.
@@ -339,4 +339,38 @@ pub fn prove_layered_flushing(
         }
     }
     finish(res, LayeredOutcome::Unsolvable)
+}
+
+/// The prover within its memory ([`Prover::max_memory`]): when the memory runs out before the position
+/// budget, the layered proof takes over the search (it holds fewer positions at once). The layered proof
+/// has no line to give: a won position it reaches leaves the answer undecided.
+pub fn prove_bounded(
+    prover: &mut Prover,
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+) -> Result<SearchResult> {
+    let r = prover.prove(layout, ncells, limits)?;
+    if prover.max_memory.is_none()
+        || r.outcome != Outcome::Undecided
+        || r.exhausted != Some(Budget::Positions)
+        || r.positions >= limits.max_positions
+    {
+        return Ok(r);
+    }
+    let l = prove_layered(layout, ncells, limits, prover.max_memory)?;
+    Ok(SearchResult {
+        outcome: match l.outcome {
+            LayeredOutcome::Unsolvable => Outcome::Unsolvable,
+            _ => Outcome::Undecided,
+        },
+        positions: l.positions,
+        solution: vec![],
+        elapsed_ms: r.elapsed_ms + l.elapsed_ms,
+        exhausted: match l.outcome {
+            LayeredOutcome::Undecided(b) => Some(b),
+            LayeredOutcome::Won => Some(Budget::Positions),
+            LayeredOutcome::Unsolvable => None,
+        },
+    })
 }

@@ -247,9 +247,10 @@ fn validate(layout: &Bound<'_, PyDict>, cells: i64) -> PyResult<()> {
     layout_from_dict(layout)?.validate(cells).map_err(to_py)
 }
 
-/// Search a deal (int) or a position (layout dict).
+/// Search a deal (int) or a position (layout dict). With `strategy="prove"`, `max_memory_mb` bounds the
+/// prover's memory: past it the layered proof takes over (undecided if that runs out too).
 #[pyfunction]
-#[pyo3(signature = (source, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve"))]
+#[pyo3(signature = (source, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", max_memory_mb=None))]
 fn solve<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -257,6 +258,7 @@ fn solve<'py>(
     max_positions: u64,
     time_limit_ms: Option<u64>,
     strategy: &str,
+    max_memory_mb: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // strategy="short": a short winning line as players count moves (fccore::short).
     if strategy == "short" {
@@ -273,7 +275,13 @@ fn solve<'py>(
     let strategy = parse_strategy(strategy, "\"solve\", \"prove\" or \"short\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
     let r = py
-        .detach(|| Engines::default().search(&layout, cells, strategy, limits))
+        .detach(|| {
+            let mut engines = Engines {
+                max_memory: max_memory_mb.map(|m| (m as usize) << 20),
+                ..Engines::default()
+            };
+            engines.search(&layout, cells, strategy, limits)
+        })
         .map_err(to_py)?;
     result_dict(py, &r)
 }
@@ -442,6 +450,8 @@ fn parse_notation<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyLis
 struct Engines {
     solver: Option<Solver>,
     prover: Option<fccore::prove::Prover>,
+    /// The prover's memory; past it the layered proof takes over.
+    max_memory: Option<usize>,
 }
 
 impl Engines {
@@ -453,10 +463,11 @@ impl Engines {
         limits: Limits,
     ) -> Result<SearchResult, Error> {
         match strategy {
-            Strategy::Prove => self
-                .prover
-                .get_or_insert_with(fccore::prove::Prover::new)
-                .prove(layout, cells, limits),
+            Strategy::Prove => {
+                let prover = self.prover.get_or_insert_with(fccore::prove::Prover::new);
+                prover.max_memory = self.max_memory;
+                fccore::layered::prove_bounded(prover, layout, cells, limits)
+            }
             _ => self
                 .solver
                 .get_or_insert_with(Solver::new)
