@@ -69,6 +69,114 @@ pub struct LayeredResult {
     pub elapsed_ms: f64,
 }
 
+/// The positions of one group, in the least memory: within a group every card is either home, on its dealt
+/// card (both fixed by the signature) or *free* (in a cell, at a column's bottom, or on one of its two
+/// parents: 2 bits). With at most 31 free cards a position is a 62-bit code in an open-addressing table of
+/// `u64` (8 bytes a slot, about 10-16 bytes a position); otherwise its 20-byte key goes to a [`KeySet`].
+enum GroupSet {
+    Codes {
+        /// The free cards, in code order.
+        free: Vec<u8>,
+        /// Slots: 0 empty, else the code with bit 63 set.
+        slots: Vec<u64>,
+        len: usize,
+    },
+    Keys(KeySet),
+}
+
+/// Most free cards of a group held as codes.
+const MAX_FREE: usize = 31;
+
+#[inline(always)]
+fn field(k: &Key, c: usize) -> u64 {
+    (k[c / 21] >> (3 * (c % 21))) & 7
+}
+
+impl GroupSet {
+    /// The set for the group of `key` (empty).
+    fn for_group(key: &Key) -> GroupSet {
+        let free: Vec<u8> = (0..52u8)
+            .filter(|&c| !matches!(field(key, c as usize), 0 | 3))
+            .collect();
+        if free.len() > MAX_FREE {
+            return GroupSet::Keys(KeySet::new());
+        }
+        GroupSet::Codes {
+            free,
+            slots: vec![0; 16],
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn encode(free: &[u8], k: &Key) -> u64 {
+        let mut code = 0u64;
+        for (i, &c) in free.iter().enumerate() {
+            let f = field(k, c as usize);
+            debug_assert!(matches!(f, 1 | 2 | 4 | 5), "a free card's place");
+            code |= (f - 1 - (f > 3) as u64) << (2 * i);
+        }
+        code | 1 << 63
+    }
+
+    /// The home slot of `code` in a table of `mask + 1` (a power of two) slots: Fibonacci hashing.
+    #[inline(always)]
+    fn slot(code: u64, mask: usize) -> usize {
+        (code.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - mask.count_ones())) as usize
+    }
+
+    /// Insert the position of `k` (a key of this group); true when it is new.
+    #[inline]
+    fn insert(&mut self, k: &Key) -> bool {
+        match self {
+            GroupSet::Keys(set) => set.insert(k),
+            GroupSet::Codes {
+                free, slots, len, ..
+            } => {
+                let code = Self::encode(free, k);
+                if (*len + 1) * 8 > slots.len() * 7 {
+                    let old = std::mem::replace(slots, vec![0; slots.len() * 2]);
+                    let mask = slots.len() - 1;
+                    for c in old.into_iter().filter(|&c| c != 0) {
+                        let mut i = Self::slot(c, mask);
+                        while slots[i] != 0 {
+                            i = (i + 1) & mask;
+                        }
+                        slots[i] = c;
+                    }
+                }
+                let mask = slots.len() - 1;
+                let mut i = Self::slot(code, mask);
+                loop {
+                    match slots[i] {
+                        0 => {
+                            slots[i] = code;
+                            *len += 1;
+                            return true;
+                        }
+                        c if c == code => return false,
+                        _ => i = (i + 1) & mask,
+                    }
+                }
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            GroupSet::Keys(set) => set.len(),
+            GroupSet::Codes { len, .. } => *len,
+        }
+    }
+
+    fn memory(&self) -> usize {
+        match self {
+            GroupSet::Keys(set) => set.memory(),
+            GroupSet::Codes { slots, .. } => slots.capacity() * 8,
+        }
+    }
+}
+
 /// A directory of spill files, removed with everything in it when dropped.
 struct SpillDir(PathBuf);
 
@@ -252,7 +360,6 @@ pub fn prove_layered_flushing(
     let mut expanded = 0u64;
     // The positions of finished layers.
     let mut done = 0u64;
-    let mut set = KeySet::new();
     for layer in first..LAYERS {
         // The layer's seeds, sorted by signature: positions of one signature reach only each other
         // within the layer, so each group is searched with a set of its own, dropped after.
@@ -269,7 +376,7 @@ pub fn prove_layered_flushing(
             while to < layer_seeds.len() && signature(&unpack(&layer_seeds[to])) == sig {
                 to += 1;
             }
-            set.clear();
+            let mut set = GroupSet::for_group(&unpack(&layer_seeds[from]));
             for seed in &layer_seeds[from..to] {
                 let seed = unpack(seed);
                 if !set.insert(&seed) {
