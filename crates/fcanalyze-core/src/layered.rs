@@ -10,7 +10,7 @@
 //! cannot reach each other. The search finishes the layers in increasing order, group by group. A
 //! group's positions are found from earlier layers (its *seeds*, kept in a spill file of packed 20-byte
 //! keys, sorted and deduplicated in batches before they are written) and from each other (depth first,
-//! in a set of keys in memory). A finished group is dropped: no later position leads back to it. Memory
+//! in a set of the group's positions in memory: [`GroupSet`], 8 bytes a slot for most groups). A finished group is dropped: no later position leads back to it. Memory
 //! holds the current layer's seeds, the current group's set and the write buffers; the disk holds the
 //! later layers' seeds, duplicates included.
 //!
