@@ -315,6 +315,7 @@ def run(
     existing = tables.read_run(out)
     if existing is not None:
         _check_compatible(out / tables.RUN_FILE, existing, identity)
+        tables.remove_stale_temporaries(out)
         manifest = existing
     else:
         if out.exists() and any(out.iterdir()):

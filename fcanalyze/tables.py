@@ -77,6 +77,15 @@ def write_json(path: Path, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=1) + "\n")
 
 
+def remove_stale_temporaries(out: Path) -> int:
+    """Remove the temporary files a killed run left behind (``.NAME.XXXX.tmp`` beside the files it was
+    writing: never read, since a file only takes its name once complete). Returns how many."""
+    stale = [*out.glob(".*.tmp"), *out.glob("*/.*.tmp")]
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return len(stale)
+
+
 def read_run(out: Path) -> dict[str, Any] | None:
     """The run manifest of `out`, or None when there is none."""
     path = out / RUN_FILE
