@@ -74,3 +74,11 @@ def test_the_layered_proof_takes_over_when_memory_runs_out() -> None:
     assert (lean["outcome"], lean["positions"]) == ("unsolvable", 2_174_568)
     (short,) = _core.classify(883, 0, max_memory_mb=20)
     assert short["outcome"] == "undecided" and short["exhausted"] == "positions"
+
+
+def test_a_line_the_prover_misses_within_its_memory_comes_from_the_solver() -> None:
+    """Deal 1406 with 1 cell is solvable, but the depth-first prover wanders 7 M positions before its
+    line: with 64 MB it runs out, and the heuristic solver (given what the memory holds) finds a line."""
+    r = _core.solve(1406, 1, max_positions=2**32 - 2, strategy="prove", max_memory_mb=64)
+    assert r["outcome"] == "solved"
+    assert replay(deal_layout(1406), 1, r["moves"]).ok

@@ -11,8 +11,9 @@
 //!    prover: a proof ends the search (`m = u`); a line found lowers `u` and the search goes on with one
 //!    cell fewer.
 //!
-//! When the prover's memory ([`Prover::max_memory`]) runs out before its position budget, the layered
-//! proof ([`crate::layered`]) takes over the cell count: it holds fewer positions at once.
+//! When the prover's memory ([`Prover::max_memory`]) runs out before its position budget, the heuristic
+//! solver searches with what the memory holds, then the layered proof ([`crate::layered`]) takes over
+//! the cell count: it holds fewer positions at once ([`crate::layered::prove_bounded`]).
 //!
 //! Cell counts settled by monotonicity are never searched. A budget hit leaves proven bounds only.
 
@@ -204,7 +205,7 @@ impl Classifier {
                 max_positions: limits.max_positions,
                 max_millis: limits.max_millis,
             };
-            let r = prove_bounded(&mut self.prover, layout, k, prove_limits)?;
+            let r = prove_bounded(&mut self.prover, &mut self.solver, layout, k, prove_limits)?;
             let before = slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
             let outcome = r.outcome;
             let mut result = r;

@@ -28,7 +28,8 @@ use crate::error::{Error, Result};
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Position};
 use crate::prove::{cards_dealt, cards_home, pack, signature, unpack, KeySet, Prover, Rules};
-use crate::search::Limits;
+use crate::search::{Limits, Solver, Strategy};
+use crate::store::BYTES_PER_POSITION;
 
 /// Number of layers: progress runs from 0 to 104.
 const LAYERS: usize = 105;
@@ -448,23 +449,45 @@ pub fn prove_layered_flushing(
     finish(res, LayeredOutcome::Unsolvable)
 }
 
-/// The prover within its memory ([`Prover::max_memory`]): when the memory runs out before the position
-/// budget, the layered proof takes over the search (it holds fewer positions at once). The layered proof
-/// has no line to give: a won position it reaches leaves the answer undecided.
+/// The prover within its memory ([`Prover::max_memory`]). When the memory runs out before the position
+/// budget, the reachable set is large: either the position is solvable and the depth-first search went
+/// the wrong way, or it is a large proof. The heuristic solver then searches with as many positions as
+/// the memory holds (it finds the lines of the first kind), and if it too runs out, the layered proof
+/// decides (it holds fewer positions at once). The layered proof has no line to give: a won position it
+/// reaches leaves the answer undecided.
 pub fn prove_bounded(
     prover: &mut Prover,
+    solver: &mut Solver,
     layout: &Layout,
     ncells: usize,
     limits: Limits,
 ) -> Result<SearchResult> {
     let r = prover.prove(layout, ncells, limits)?;
-    if prover.max_memory.is_none()
-        || r.outcome != Outcome::Undecided
+    let Some(memory) = prover.max_memory else {
+        return Ok(r);
+    };
+    if r.outcome != Outcome::Undecided
         || r.exhausted != Some(Budget::Positions)
         || r.positions >= limits.max_positions
     {
         return Ok(r);
     }
+    // The solver's positions cost up to BYTES_PER_POSITION plus the table's growth.
+    let s = solver.search(
+        layout,
+        ncells,
+        Strategy::Solve,
+        Limits {
+            max_positions: ((memory / (BYTES_PER_POSITION + 8)) as u64).min(limits.max_positions),
+            max_millis: limits.max_millis,
+        },
+    )?;
+    if s.outcome != Outcome::Undecided {
+        let mut s = s;
+        s.elapsed_ms += r.elapsed_ms;
+        return Ok(s);
+    }
+    let spent = r.elapsed_ms + s.elapsed_ms;
     let l = prove_layered(layout, ncells, limits, prover.max_memory)?;
     Ok(SearchResult {
         outcome: match l.outcome {
@@ -473,7 +496,7 @@ pub fn prove_bounded(
         },
         positions: l.positions,
         solution: vec![],
-        elapsed_ms: r.elapsed_ms + l.elapsed_ms,
+        elapsed_ms: spent + l.elapsed_ms,
         exhausted: match l.outcome {
             LayeredOutcome::Undecided(b) => Some(b),
             LayeredOutcome::Won => Some(Budget::Positions),

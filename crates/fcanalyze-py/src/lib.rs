@@ -466,7 +466,8 @@ impl Engines {
             Strategy::Prove => {
                 let prover = self.prover.get_or_insert_with(fccore::prove::Prover::new);
                 prover.max_memory = self.max_memory;
-                fccore::layered::prove_bounded(prover, layout, cells, limits)
+                let solver = self.solver.get_or_insert_with(Solver::new);
+                fccore::layered::prove_bounded(prover, solver, layout, cells, limits)
             }
             _ => self
                 .solver
