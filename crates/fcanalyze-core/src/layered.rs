@@ -184,6 +184,7 @@ struct SpillDir(PathBuf);
 impl SpillDir {
     fn create() -> Result<SpillDir> {
         let base = std::env::temp_dir();
+        remove_orphans(&base);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -200,6 +201,32 @@ impl SpillDir {
 impl Drop for SpillDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Remove the spill directories of processes that are gone (killed in the middle of a layered proof).
+/// Only where `/proc` tells which processes live.
+fn remove_orphans(base: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("fcanalyze-layered-"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
