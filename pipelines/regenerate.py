@@ -47,6 +47,21 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.release()}"
 
 
+def commit() -> str:
+    """The git commit of this checkout (marked when it has uncommitted changes), if it is one."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{head}{' (with uncommitted changes)' if dirty else ''}"
+
+
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     print("+", shlex.join(cmd), flush=True)
     return subprocess.run(cmd, **kw)
@@ -77,15 +92,20 @@ def main() -> int:
     (out / "summary.md").write_text(summary)
     version = run([*FCANALYZE, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     shown = ["fcanalyze", command, rng, "--out", str(out), *extra]
-    (out / "PROVENANCE.md").write_text(
+    # Every invocation of a resumed run is kept: which code computed which part, and how long it took.
+    prov = out / "PROVENANCE.md"
+    earlier = prov.read_text().split("## Invocations\n", 1)[1].strip() + "\n" if prov.exists() else ""
+    if not earlier and resumed:
+        earlier = "- earlier invocations: not recorded\n"
+    finished = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    prov.write_text(
         f"# How {out} was made\n\n"
         f"- command: `{shlex.join(shown)}` (then `fcanalyze manifest` and `fcanalyze summary`), "
         f"via `python {shlex.join(sys.argv)}`\n"
-        f"- finished: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
-        f"- wall time of this invocation: {wall:,.0f} s ({wall / 60:.1f} min)"
-        + (" (resumed: earlier invocations not counted)\n" if resumed else "\n")
-        + f"- peak memory of the largest process (a worker): {peak_mb:,.0f} MB\n"
-        + f"- machine: {machine()}\n- {version}, Python {platform.python_version()}\n"
+        f"- machine: {machine()}\n- {version}, Python {platform.python_version()}\n\n"
+        f"## Invocations\n\n{earlier}"
+        f"- finished {finished}, commit {commit()}: wall time {wall:,.0f} s ({wall / 60:.1f} min), "
+        f"peak memory of the largest process (a worker) {peak_mb:,.0f} MB, exit code {r.returncode}\n"
     )
     print(f"wrote {out}/summary.md and {out}/PROVENANCE.md ({wall:,.0f} s)")
     return r.returncode
