@@ -46,6 +46,16 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: The process's umask, read once at import (reading it means setting it).
+_UMASK = _umask()
+
+
 def _atomic(path: Path, write) -> None:
     """Call ``write(tmp_path)`` then rename the temporary file over `path` (same directory, fsynced)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +65,7 @@ def _atomic(path: Path, write) -> None:
         write(tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would make shared output unreadable to others
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
