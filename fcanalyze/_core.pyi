@@ -70,5 +70,6 @@ def classify(
     """Exact classification (SPEC §4): one dict per cell count searched, by cell count, shaped like
     `solve`'s result plus ``cells``. Short heuristic solves, then the lean prover just below the least
     cell count they win with; counts settled by monotonicity are not searched. `max_positions` and
-    `time_limit_ms` bound each search, `max_memory_mb` the prover's memory: a budget hit is
-    ``undecided``, never ``unsolvable``."""
+    `time_limit_ms` bound each search, `max_memory_mb` the prover's memory (past it the heuristic solver
+    with what that memory holds, then the layered proof): a budget hit is ``undecided``, never
+    ``unsolvable``."""

@@ -46,7 +46,8 @@ from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS
     default=DEFAULT_MAX_MEMORY_MB,
     show_default=True,
     metavar="MB",
-    help="Memory of one proof, per worker; a proof that needs more is undecided.",
+    help="Memory of one proof, per worker; past it a longer heuristic search, then the layered proof "
+    "(spill files in TMPDIR) take over; undecided only if that runs out too.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(
