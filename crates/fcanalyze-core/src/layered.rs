@@ -61,9 +61,9 @@ pub struct LayeredResult {
     pub outcome: LayeredOutcome,
     /// Distinct canonical positions reached (the exact reachable set's size when unsolvable).
     pub positions: u64,
-    /// Most positions of one layer.
+    /// Most positions of one group (held at once).
     pub peak_positions: u64,
-    /// Most bytes held in memory at once (the layer's set, its stack and the write buffers).
+    /// Most bytes held in memory at once (the group's set, the layer's seeds, the stack and the write buffers).
     pub peak_bytes: usize,
     /// Most bytes of spill files on disk at once.
     pub peak_disk: u64,
