@@ -63,6 +63,17 @@ def test_solve_11982_proof_counts_61643_positions():
     assert (doc["outcome"], doc["positions"], doc["moves"]) == ("unsolvable", 61643, [])
 
 
+def test_prove_with_a_memory_bound():
+    """`--max-memory` reaches the proof (the hand-over to the layered proof itself is tested through the
+    binding in test_classify_core.py); a bound below 64 MB is bad input."""
+    r = run_cli("solve", "883", "--cells", "0", "--prove", "--max-memory", "64", "--format", "json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["outcome"], doc["positions"]) == ("unsolvable", 2_174_568)
+    r = run_cli("solve", "883", "--prove", "--max-memory", "10")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
 @pytest.mark.parametrize(
     ("deal", "cells", "outcome"),
     [(164, 0, "solved"), (1, 2, "unsolvable"), (1, 3, "solved"), (617, 3, "unsolvable"), (617, 4, "solved")],
