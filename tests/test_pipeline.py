@@ -318,3 +318,15 @@ def test_bad_ranges_and_options(tmp_path):
         r = run_cli(*args)
         assert r.returncode == 2, (args, r.stderr)
         assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_default_workers_fit_the_memory(monkeypatch):
+    """An 8-core machine with 16 GiB: 8 workers for small proofs, one for 8 GiB proofs."""
+    from fcanalyze.cli import analyze as cmd
+
+    monkeypatch.setattr(cmd.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(cmd.os, "sysconf", lambda name: 4096 if name == "SC_PAGE_SIZE" else 4 * 2**20)
+    assert cmd.workers_for_memory(64) == 8
+    assert cmd.workers_for_memory(3072) == 4
+    assert cmd.workers_for_memory(8192) == 1
+    assert cmd.workers_for_memory(10**9) == 1

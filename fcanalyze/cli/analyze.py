@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -13,6 +14,17 @@ from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_range, range_size
 from fcanalyze.records import CLASSES
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS
+
+
+def workers_for_memory(max_memory_mb: int) -> int:
+    """The default number of workers: every core, but no more than the machine's memory holds at one
+    `--max-memory` proof (plus 1 GiB) each, so that simultaneous large proofs do not run it out."""
+    cores = os.cpu_count() or 1
+    try:
+        total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError, AttributeError):
+        return cores
+    return max(1, min(cores, total_mb // (max_memory_mb + 1024)))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -70,7 +82,8 @@ def analyze(
     so each deal ends with a solution at its minimum and a proof that one cell fewer is unsolvable; a
     search that exhausts its budget leaves honest bounds (class undecided when they straddle two
     classes). Writes the deals, searches and unsolvable Parquet
-    tables and run.json to --out, shard by shard; re-running the same command resumes.
+    tables and run.json to --out, shard by shard; re-running the same command resumes. Without
+    --workers, every core works, as far as the memory holds one --max-memory proof (plus 1 GiB) per worker.
     """
     try:
         spans = parse_range(range_text)
@@ -79,6 +92,8 @@ def analyze(
         )
     except ValueError as e:
         raise BadInput(str(e)) from None
+    if workers is None and scheduler is None:
+        workers = workers_for_memory(max_memory_mb)
     progress = Progress(range_size(spans), CLASSES, quiet, "analyze")
     try:
         with open_engine(engine, workers, scheduler) as eng:
