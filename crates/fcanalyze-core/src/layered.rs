@@ -510,6 +510,9 @@ pub fn prove_bounded(
             max_millis: limits.max_millis,
         },
     )?;
+    // A solver this large gives its tables back now, not at its next search (the layered proof needs the
+    // memory).
+    *solver = Solver::new();
     if s.outcome != Outcome::Undecided {
         let mut s = s;
         s.elapsed_ms += r.elapsed_ms;
