@@ -14,7 +14,8 @@ Outcome = Literal["solved", "unsolvable", "undecided"]
 #: Default position budget of a search (about 35-47 bytes each: roughly 400 MB at most).
 DEFAULT_MAX_POSITIONS = 10_000_000
 #: Memory of a proof (``prove=True``, and per worker in ``analyze``), in MiB: past it the depth-first
-#: prover hands over to the layered proof, and a proof that needs more still is undecided.
+#: prover hands over to the heuristic solver, then to the layered proof; a proof that needs more still is
+#: undecided.
 DEFAULT_MAX_MEMORY_MB = 8192
 #: Budget of ``prove=True`` searches: as many positions as the core can index.
 UNLIMITED_POSITIONS = 2**32 - 2
@@ -130,8 +131,9 @@ def classify(
     """Find the least number of free cells (0..`max_cells`) that solves `deal`, proven (SPEC §4).
 
     The core's exact classification (`_core.classify`): short heuristic solves find the least cell count
-    they win with, then the lean prover decides the count below it (a proof ends the search; a line it
-    finds lowers the count and it goes on below). Cell counts settled by monotonicity are not searched,
+    they win with, then a longer heuristic solve and the lean prover decide the count below it (a proof
+    ends the search; a line found lowers the count and the search goes on below). Cell counts settled
+    by monotonicity are not searched,
     so ``searches`` holds the searches that decided their cell count, and any undecided one (a search
     that ran out of `max_positions`, `time_limit_ms` or `max_memory_mb` leaves the bounds where the
     proofs put them; past `max_memory_mb` the layered proof takes over before giving up).
