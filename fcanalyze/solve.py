@@ -133,10 +133,10 @@ def classify(
     The core's exact classification (`_core.classify`): short heuristic solves find the least cell count
     they win with, then a longer heuristic solve and the lean prover decide the count below it (a proof
     ends the search; a line found lowers the count and the search goes on below). Cell counts settled
-    by monotonicity are not searched,
-    so ``searches`` holds the searches that decided their cell count, and any undecided one (a search
-    that ran out of `max_positions`, `time_limit_ms` or `max_memory_mb` leaves the bounds where the
-    proofs put them; past `max_memory_mb` the layered proof takes over before giving up).
+    by monotonicity are not searched, so ``searches`` holds the searches that decided their cell count,
+    and any undecided one (a search that ran out of `max_positions`, `time_limit_ms` or `max_memory_mb`
+    leaves the bounds where the proofs put them; past `max_memory_mb` the heuristic solver and then the
+    layered proof take over before giving up).
     Every solution is replayed by the independent checker."""
     layout = deal_layout(deal)
     lower, upper = 0, None
