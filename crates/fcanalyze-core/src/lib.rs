@@ -6,6 +6,7 @@ pub mod classify;
 pub mod deal;
 pub mod error;
 pub mod layered;
+mod line;
 pub mod notation;
 pub mod outcome;
 pub mod position;

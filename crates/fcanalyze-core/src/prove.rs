@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::card::{fits_on, make, rank, suit, Card, NONE};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{Key, Layout, Position, NCOLS};
 use crate::search::Limits;
@@ -1065,12 +1065,7 @@ impl Prover {
             (Some(chain), _) => {
                 let chain = shorten(&rules, chain);
                 let line = line_of(layout, ncells, &chain)?;
-                if let Err(e) = crate::replay::replay(layout, ncells, &line) {
-                    return Err(Error::Internal(format!(
-                        "a prover's line failed its replay at move {}: {}",
-                        e.index, e.reason
-                    )));
-                }
+                let line = crate::line::replayed(layout, ncells, line, "a prover's line")?;
                 (Outcome::Solved, line)
             }
             (None, None) => (Outcome::Unsolvable, vec![]),
@@ -1296,47 +1291,8 @@ fn shorten(rules: &Rules, chain: Vec<Key>) -> Vec<Key> {
 /// The concrete line of play through a chain of canonical keys (from the settled start to a sorted
 /// position), then on to the won game by sending the lowest card home, as [`crate::search`] does.
 pub fn line_of(layout: &Layout, ncells: usize, chain: &[Key]) -> Result<Vec<SolutionMove>> {
-    let (mut cur, origin) = Position::from_layout(layout, ncells)?;
-    let mut out = Vec::new();
-    let mut log = Vec::new();
-    cur.settle(Some(&mut log));
-    out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
-    if cur.key() != &chain[0] {
-        return Err(Error::Internal(
-            "the settled start is not the prover's root".into(),
-        ));
-    }
-    let mut moves = Vec::new();
-    for target in &chain[1..] {
-        cur.moves(&mut moves);
-        let found = moves.iter().copied().find(|&m| {
-            let mut q = cur;
-            q.apply(m, &origin);
-            q.settle(None);
-            q.key() == target
-        });
-        let Some(m) = found else {
-            return Err(Error::Internal(
-                "no move reproduces a step of the prover's line".into(),
-            ));
-        };
-        cur.apply(m, &origin);
-        out.push(SolutionMove { mv: m, auto: false });
-        cur.settle(Some(&mut log));
-        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
-    }
-    while !cur.is_won() {
-        let Some(m) = cur.lowest_home_move() else {
-            return Err(Error::Internal(
-                "a sorted position has no card to send home".into(),
-            ));
-        };
-        cur.apply(m, &origin);
-        out.push(SolutionMove { mv: m, auto: false });
-        cur.settle(Some(&mut log));
-        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
-    }
-    Ok(out)
+    let (start, origin) = Position::from_layout(layout, ncells)?;
+    crate::line::through_keys(start, &origin, chain, "prover's line")
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use crate::card::NONE;
 use crate::error::{Error, Result};
+use crate::line::{move_to, Recorder};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{Key, Layout, Move, Origin, Peek, Position, NCOLS};
 use crate::store::Store;
@@ -532,12 +533,7 @@ impl Solver {
         let (outcome, solution) = match (goal, exhausted) {
             (Some(g), _) => {
                 let line = self.solution(concrete, &origin, g)?;
-                if let Err(e) = crate::replay::replay(layout, ncells, &line) {
-                    return Err(Error::Internal(format!(
-                        "a solution failed its replay at move {}: {}",
-                        e.index, e.reason
-                    )));
-                }
+                let line = crate::line::replayed(layout, ncells, line, "a solution")?;
                 (Outcome::Solved, line)
             }
             (None, None) => (Outcome::Unsolvable, vec![]),
@@ -1041,11 +1037,8 @@ impl Solver {
             i = e.parent;
         }
         chain.reverse();
-        let mut out = Vec::new();
-        let mut log = Vec::new();
         let mut cur = start;
-        cur.settle(Some(&mut log));
-        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+        let mut out = Recorder::start(&mut cur);
         if cur.key() != &chain[0].0 {
             return Err(Error::Internal(
                 "the settled start is not the stored root".into(),
@@ -1076,21 +1069,11 @@ impl Solver {
             };
             if let Some(line) = recorded {
                 for m in line {
-                    cur.apply(m, origin);
-                    out.push(SolutionMove { mv: m, auto: false });
-                    cur.settle(Some(&mut log));
-                    out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+                    out.play(&mut cur, m, origin);
                 }
                 continue;
             }
-            cur.moves(&mut moves);
-            let found = moves.iter().copied().find(|&m| {
-                let mut q = cur;
-                q.apply(m, origin);
-                q.settle(None);
-                q.key() == target
-            });
-            let line = match found {
+            let line = match move_to(&cur, target, origin, &mut moves) {
                 Some(m) => vec![m],
                 None => {
                     // A composite step of a dive: find the dig that reproduces it.
@@ -1126,23 +1109,9 @@ impl Solver {
                 }
             };
             for m in line {
-                cur.apply(m, origin);
-                out.push(SolutionMove { mv: m, auto: false });
-                cur.settle(Some(&mut log));
-                out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
+                out.play(&mut cur, m, origin);
             }
         }
-        while !cur.is_won() {
-            let Some(m) = cur.lowest_home_move() else {
-                return Err(Error::Internal(
-                    "a sorted position has no card to send home".into(),
-                ));
-            };
-            cur.apply(m, origin);
-            out.push(SolutionMove { mv: m, auto: false });
-            cur.settle(Some(&mut log));
-            out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
-        }
-        Ok(out)
+        out.finish(&mut cur, origin)
     }
 }

@@ -24,8 +24,8 @@
 use std::time::Instant;
 
 use crate::card::{fits_on, is_red, rank, suit, NONE};
-use crate::error::{Error, Result};
-use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
+use crate::error::Result;
+use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Move, Origin, Position, NCOLS};
 use crate::search::{Limits, Solver, Strategy};
 use crate::store::Store;
@@ -403,13 +403,8 @@ impl ShortSolver {
                         .map(|ms| start + std::time::Duration::from_millis(ms));
                     chain = self.shortcuts(chain, &origin, ncells as u8, depth, deadline);
                 }
-                let line = concrete_line(concrete, &origin, &chain)?;
-                if let Err(e) = crate::replay::replay(layout, ncells, &line) {
-                    return Err(Error::Internal(format!(
-                        "a short solution failed its replay at move {}: {}",
-                        e.index, e.reason
-                    )));
-                }
+                let line = crate::line::through_keys(concrete, &origin, &chain, "short line")?;
+                let line = crate::line::replayed(layout, ncells, line, "a short solution")?;
                 (Outcome::Solved, line)
             }
             // Only a phase that examined every reachable position proves that there is no line.
@@ -810,52 +805,6 @@ impl ShortSolver {
             return chain;
         }
     }
-}
-
-/// Replay a chain of canonical keys from the concrete start, recording real columns and slots and the
-/// automatic moves, then finish the last (sorted) position by sending the lowest card home each time.
-fn concrete_line(start: Position, origin: &Origin, chain: &[Key]) -> Result<Vec<SolutionMove>> {
-    let mut out = Vec::new();
-    let mut log = Vec::new();
-    let mut cur = start;
-    cur.settle(Some(&mut log));
-    out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
-    if cur.key() != &chain[0] {
-        return Err(Error::Internal(
-            "the settled start is not the root of the short line".into(),
-        ));
-    }
-    let mut moves = Vec::new();
-    for target in &chain[1..] {
-        cur.moves(&mut moves);
-        let found = moves.iter().copied().find(|&m| {
-            let mut q = cur;
-            q.apply(m, origin);
-            q.settle(None);
-            q.key() == target
-        });
-        let Some(m) = found else {
-            return Err(Error::Internal(
-                "no move reproduces a step of the short line".into(),
-            ));
-        };
-        cur.apply(m, origin);
-        out.push(SolutionMove { mv: m, auto: false });
-        cur.settle(Some(&mut log));
-        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
-    }
-    while !cur.is_won() {
-        let Some(m) = cur.lowest_home_move() else {
-            return Err(Error::Internal(
-                "a sorted position has no card to send home".into(),
-            ));
-        };
-        cur.apply(m, origin);
-        out.push(SolutionMove { mv: m, auto: false });
-        cur.settle(Some(&mut log));
-        out.extend(log.drain(..).map(|mv| SolutionMove { mv, auto: true }));
-    }
-    Ok(out)
 }
 
 /// Search `layout` with `ncells` free cells for a short winning line, as players count moves.
