@@ -16,14 +16,16 @@ from fcanalyze.records import CLASSES
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS
 
 
-def workers_for_memory(max_memory_mb: int) -> int:
+def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: int | None = None) -> int:
     """The default number of workers: every core, but no more than the machine's memory holds at one
-    `--max-memory` proof (plus 1 GiB) each, so that simultaneous large proofs do not run it out."""
-    cores = os.cpu_count() or 1
-    try:
-        total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
-    except (ValueError, OSError, AttributeError):
-        return cores
+    `--max-memory` proof (plus 1 GiB) each, so that simultaneous large proofs do not run it out. `cores`
+    and `total_mb` default to this machine's."""
+    cores = cores or os.cpu_count() or 1
+    if total_mb is None:
+        try:
+            total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+        except (ValueError, OSError, AttributeError):
+            return cores
     return max(1, min(cores, total_mb // (max_memory_mb + 1024)))
 
 
