@@ -137,6 +137,7 @@ impl GroupSet {
                 let code = Self::encode(free, k);
                 if (*len + 1) * 8 > slots.len() * 7 {
                     let old = std::mem::replace(slots, vec![0; slots.len() * 2]);
+                    crate::mem::advise_huge_pages(slots);
                     let mask = slots.len() - 1;
                     for c in old.into_iter().filter(|&c| c != 0) {
                         let mut i = Self::slot(c, mask);

@@ -7,6 +7,7 @@ pub mod deal;
 pub mod error;
 pub mod layered;
 mod line;
+mod mem;
 pub mod notation;
 pub mod outcome;
 pub mod position;

@@ -21,6 +21,9 @@ use std::time::Instant;
 
 use crate::card::{fits_on, make, rank, suit, Card, NONE};
 use crate::error::Result;
+#[cfg(target_os = "linux")]
+use crate::mem::sys;
+use crate::mem::HUGE_PAGE;
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{Key, Layout, Position, NCOLS};
 use crate::search::Limits;
@@ -462,30 +465,6 @@ struct Buckets {
 // SAFETY: `Buckets` owns its memory exclusively, like a `Vec`.
 unsafe impl Send for Buckets {}
 unsafe impl Sync for Buckets {}
-
-#[cfg(target_os = "linux")]
-mod sys {
-    use std::ffi::c_void;
-    extern "C" {
-        pub fn mmap(
-            addr: *mut c_void,
-            len: usize,
-            prot: i32,
-            flags: i32,
-            fd: i32,
-            off: i64,
-        ) -> *mut c_void;
-        pub fn munmap(addr: *mut c_void, len: usize) -> i32;
-        pub fn madvise(addr: *mut c_void, len: usize, advice: i32) -> i32;
-    }
-    pub const PROT_READ: i32 = 1;
-    pub const PROT_WRITE: i32 = 2;
-    pub const MAP_PRIVATE: i32 = 2;
-    pub const MAP_ANONYMOUS: i32 = 0x20;
-    pub const MADV_HUGEPAGE: i32 = 14;
-}
-
-const HUGE_PAGE: usize = 2 << 20;
 
 impl Buckets {
     fn new(len: usize) -> Buckets {
