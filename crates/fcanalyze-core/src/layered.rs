@@ -15,10 +15,14 @@
 //! later layers' seeds, duplicates included.
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
-//! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The search keeps
-//! no parent links, so a won position it reaches proves the position solvable but gives no line:
-//! [`LayeredOutcome::Won`] leaves the line to another search.
+//! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The group sets
+//! keep no parent links; a seed keeps the position it was reached from, and each layer's seeds stay on
+//! disk until the search ends. So when a won position turns up, the line to it is found again backwards
+//! ([`chain_to`]): a breadth-first search of its group from the group's seeds reaches it, the seed that
+//! leads there names a position of an earlier layer, whose group is searched again from its seeds, and so
+//! on down to the start. Each step holds one group with parent links (about 100 bytes a position).
 
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -27,14 +31,31 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Position};
-use crate::prove::{cards_dealt, cards_home, pack, signature, unpack, KeySet, Prover, Rules};
+use crate::prove::{
+    cards_dealt, cards_home, checked_line, pack, signature, unpack, KeySet, Prover, Rules,
+};
 use crate::search::{Limits, Solver, Strategy};
 use crate::store::BYTES_PER_POSITION;
 
 /// Number of layers: progress runs from 0 to 104.
 const LAYERS: usize = 105;
-/// Bytes of a key in a spill file.
-const RECORD: usize = 20;
+/// A seed: its packed key, then the packed key of the position it was reached from ([`NO_PARENT`] for
+/// the start).
+type Rec = [u32; 10];
+/// Bytes of a seed in a spill file.
+const RECORD: usize = 40;
+/// The parent of the start.
+const NO_PARENT: [u32; 5] = [u32::MAX; 5];
+
+#[inline(always)]
+fn rec_key(r: &Rec) -> [u32; 5] {
+    r[..5].try_into().expect("five words")
+}
+
+#[inline(always)]
+fn rec_parent(r: &Rec) -> [u32; 5] {
+    r[5..].try_into().expect("five words")
+}
 /// Keys buffered for later layers before the buffers are sorted, deduplicated and written.
 const FLUSH_KEYS: usize = 1 << 24;
 
@@ -49,14 +70,15 @@ pub fn progress(key: &Key) -> usize {
 pub enum LayeredOutcome {
     /// Every reachable position was expanded and none is won.
     Unsolvable,
-    /// A won (or provably won) position is reachable; the search has no line to it.
+    /// A won (or provably won) position is reachable; [`LayeredResult::chain`] leads there when the
+    /// memory held the search for it.
     Won,
     /// A budget ran out.
     Undecided(Budget),
 }
 
 /// What a layered search did.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct LayeredResult {
     pub outcome: LayeredOutcome,
     /// Distinct canonical positions reached (the exact reachable set's size when unsolvable).
@@ -68,6 +90,9 @@ pub struct LayeredResult {
     /// Most bytes of spill files on disk at once.
     pub peak_disk: u64,
     pub elapsed_ms: f64,
+    /// When won: the canonical keys from the start to a won or sorted position, each one move from the
+    /// one before (empty when the memory did not hold a group with its parent links).
+    pub chain: Vec<Key>,
 }
 
 /// The positions of one group, in the least memory: within a group every card is either home, on its dealt
@@ -197,6 +222,11 @@ impl SpillDir {
     fn file(&self, layer: usize) -> PathBuf {
         self.0.join(format!("layer-{layer:03}.keys"))
     }
+
+    /// A finished layer's seeds, sorted by group, kept for [`chain_to`].
+    fn kept(&self, layer: usize) -> PathBuf {
+        self.0.join(format!("layer-{layer:03}.seeds"))
+    }
 }
 
 impl Drop for SpillDir {
@@ -239,7 +269,7 @@ fn io_error(path: &Path, e: std::io::Error) -> Error {
 struct Seeds {
     flush_keys: usize,
     dir: SpillDir,
-    buffers: Vec<Vec<[u32; 5]>>,
+    buffers: Vec<Vec<Rec>>,
     buffered: usize,
     files: Vec<Option<BufWriter<File>>>,
     disk: u64,
@@ -257,9 +287,13 @@ impl Seeds {
         })
     }
 
+    /// A seed of `layer`, reached from `parent` (`None`: the start).
     #[inline]
-    fn push(&mut self, layer: usize, key: &Key) -> Result<()> {
-        self.buffers[layer].push(pack(key));
+    fn push(&mut self, layer: usize, key: &Key, parent: Option<&Key>) -> Result<()> {
+        let mut rec = [0u32; 10];
+        rec[..5].copy_from_slice(&pack(key));
+        rec[5..].copy_from_slice(&parent.map_or(NO_PARENT, pack));
+        self.buffers[layer].push(rec);
         self.buffered += 1;
         if self.buffered >= self.flush_keys {
             self.flush()?;
@@ -274,21 +308,15 @@ impl Seeds {
             if buf.is_empty() {
                 continue;
             }
-            buf.sort_unstable();
-            buf.dedup();
+            buf.sort_unstable_by_key(rec_key);
+            buf.dedup_by_key(|r| rec_key(r));
             let path = self.dir.file(layer);
             if self.files[layer].is_none() {
                 let f = File::create(&path).map_err(|e| io_error(&path, e))?;
                 self.files[layer] = Some(BufWriter::with_capacity(1 << 20, f));
             }
             let w = self.files[layer].as_mut().expect("an open file");
-            for k in buf.iter() {
-                let mut rec = [0u8; RECORD];
-                for (i, x) in k.iter().enumerate() {
-                    rec[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
-                }
-                w.write_all(&rec).map_err(|e| io_error(&path, e))?;
-            }
+            write_recs(w, buf).map_err(|e| io_error(&path, e))?;
             self.disk += (buf.len() * RECORD) as u64;
             buf.clear();
         }
@@ -297,7 +325,7 @@ impl Seeds {
     }
 
     /// Take `layer`'s seeds: the buffered ones and those of its file (read and removed).
-    fn take(&mut self, layer: usize) -> Result<Vec<[u32; 5]>> {
+    fn take(&mut self, layer: usize) -> Result<Vec<Rec>> {
         let mut out = std::mem::take(&mut self.buffers[layer]);
         self.buffered -= out.len();
         let Some(w) = self.files[layer].take() else {
@@ -308,33 +336,152 @@ impl Seeds {
             w.into_inner()
                 .map_err(|e| io_error(&path, e.into_error()))?,
         );
-        let f = File::open(&path).map_err(|e| io_error(&path, e))?;
-        let len = f.metadata().map_err(|e| io_error(&path, e))?.len();
-        out.reserve((len / RECORD as u64) as usize);
-        let mut r = BufReader::with_capacity(1 << 20, f);
-        let mut rec = [0u8; RECORD];
-        loop {
-            match r.read_exact(&mut rec) {
-                Ok(()) => {
-                    let mut k = [0u32; 5];
-                    for (i, x) in k.iter_mut().enumerate() {
-                        *x = u32::from_le_bytes(rec[4 * i..4 * i + 4].try_into().unwrap());
-                    }
-                    out.push(k);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                Err(e) => return Err(io_error(&path, e)),
-            }
-        }
-        drop(r);
+        let len = read_recs(&path, &mut out)?;
         std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
         self.disk -= len.min(self.disk);
         Ok(out)
     }
 
+    /// Keep a finished layer's seeds (sorted by group) on disk until the search ends.
+    fn keep(&mut self, layer: usize, recs: &[Rec]) -> Result<()> {
+        let path = self.dir.kept(layer);
+        let f = File::create(&path).map_err(|e| io_error(&path, e))?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        write_recs(&mut w, recs)
+            .and_then(|()| w.flush())
+            .map_err(|e| io_error(&path, e))?;
+        self.disk += (recs.len() * RECORD) as u64;
+        Ok(())
+    }
+
+    /// The kept seeds of the group of `key` (sorted by key).
+    fn group_of(&self, key: &Key) -> Result<Vec<Rec>> {
+        let mut all = Vec::new();
+        read_recs(&self.dir.kept(progress(key)), &mut all)?;
+        let sig = signature(key);
+        all.retain(|r| signature(&unpack(&rec_key(r))) == sig);
+        Ok(all)
+    }
+
     fn memory(&self) -> usize {
         self.buffers.iter().map(|b| b.capacity() * RECORD).sum()
     }
+}
+
+fn write_recs(w: &mut impl Write, recs: &[Rec]) -> std::io::Result<()> {
+    let mut bytes = [0u8; RECORD];
+    for r in recs {
+        for (i, x) in r.iter().enumerate() {
+            bytes[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+        }
+        w.write_all(&bytes)?;
+    }
+    Ok(())
+}
+
+/// Append the records of the file at `path` to `out`; returns the file's length in bytes.
+fn read_recs(path: &Path, out: &mut Vec<Rec>) -> Result<u64> {
+    let f = File::open(path).map_err(|e| io_error(path, e))?;
+    let len = f.metadata().map_err(|e| io_error(path, e))?.len();
+    out.reserve((len / RECORD as u64) as usize);
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    let mut bytes = [0u8; RECORD];
+    loop {
+        match r.read_exact(&mut bytes) {
+            Ok(()) => {
+                let mut rec = [0u32; 10];
+                for (i, x) in rec.iter_mut().enumerate() {
+                    *x = u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+                }
+                out.push(rec);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(io_error(path, e)),
+        }
+    }
+    Ok(len)
+}
+
+/// Bytes a position costs in [`group_path`]'s map (key, parent key, hash table overhead).
+const PATH_BYTES: usize = 100;
+
+/// A shortest path within one group (one layer, one signature) from the group's seeds `group` (sorted by
+/// key) to `target`: the keys from a seed to `target`, and the position that seed was reached from
+/// (`None` for the start). `None` when `target` is not reached, or the map outgrows `max_memory`.
+fn group_path(
+    rules: &Rules,
+    group: &[Rec],
+    target: &Key,
+    max_memory: Option<usize>,
+) -> Option<(Vec<Key>, Option<Key>)> {
+    let layer = progress(target);
+    // Each position found, with the one it was found from (the seeds from themselves).
+    let mut from: HashMap<Key, Key> = HashMap::new();
+    let mut queue: VecDeque<Key> = VecDeque::new();
+    for r in group {
+        let k = unpack(&rec_key(r));
+        from.insert(k, k);
+        queue.push_back(k);
+    }
+    let mut kids = Vec::new();
+    while !from.contains_key(target) {
+        let key = queue.pop_front()?;
+        rules.children(&rules.decode(&key), &mut kids);
+        for k in &kids {
+            if progress(k) == layer && !from.contains_key(k) {
+                from.insert(*k, key);
+                queue.push_back(*k);
+            }
+        }
+        if max_memory.is_some_and(|m| from.len() * PATH_BYTES > m) {
+            return None;
+        }
+    }
+    let mut path = vec![*target];
+    loop {
+        let last = *path.last().expect("a key");
+        let prev = from[&last];
+        if prev == last {
+            break;
+        }
+        path.push(prev);
+    }
+    path.reverse();
+    let seed = pack(&path[0]);
+    let i = group.binary_search_by_key(&seed, rec_key).ok()?;
+    let parent = rec_parent(&group[i]);
+    Some((path, (parent != NO_PARENT).then(|| unpack(&parent))))
+}
+
+/// The chain of keys from the start to `target` (a position of the group whose seeds are `group`),
+/// then `tail` if any: each group on the way is searched again from its kept seeds. Empty when a group
+/// with its parent links does not fit in `max_memory`.
+fn chain_to(
+    rules: &Rules,
+    seeds: &Seeds,
+    group: &[Rec],
+    target: Key,
+    tail: Option<Key>,
+    max_memory: Option<usize>,
+) -> Result<Vec<Key>> {
+    let mut back: Vec<Key> = tail.into_iter().collect();
+    let mut target = target;
+    let mut owned;
+    let mut group = group;
+    loop {
+        let Some((path, parent)) = group_path(rules, group, &target, max_memory) else {
+            return Ok(vec![]);
+        };
+        back.extend(path.iter().rev());
+        let Some(parent) = parent else {
+            break;
+        };
+        owned = seeds.group_of(&parent)?;
+        group = &owned;
+        target = parent;
+    }
+    back.reverse();
+    Ok(back)
 }
 
 /// Search every position reachable from `layout` with `ncells` free cells, layer by layer. Spill files
@@ -371,6 +518,7 @@ pub fn prove_layered_flushing(
         peak_bytes: 0,
         peak_disk: 0,
         elapsed_ms: 0.0,
+        chain: vec![],
     };
     let finish = |mut r: LayeredResult, outcome| {
         r.outcome = outcome;
@@ -379,11 +527,12 @@ pub fn prove_layered_flushing(
     };
     if rules.is_sorted(&root) {
         res.positions = 1;
+        res.chain = vec![root];
         return finish(res, LayeredOutcome::Won);
     }
     let mut seeds = Seeds::new(flush_keys.max(1))?;
     let first = progress(&root);
-    seeds.push(first, &root)?;
+    seeds.push(first, &root, None)?;
     let mut kids: Vec<Key> = Vec::with_capacity(128);
     let mut stack: Vec<Key> = Vec::new();
     let mut expanded = 0u64;
@@ -396,24 +545,36 @@ pub fn prove_layered_flushing(
         if layer_seeds.is_empty() {
             continue;
         }
-        layer_seeds.sort_unstable_by_key(|k| (signature(&unpack(k)), *k));
-        layer_seeds.dedup();
+        layer_seeds.sort_unstable_by_key(|r| (signature(&unpack(&rec_key(r))), rec_key(r)));
+        layer_seeds.dedup_by_key(|r| rec_key(r));
+        seeds.keep(layer, &layer_seeds)?;
         let mut from = 0;
         while from < layer_seeds.len() {
-            let sig = signature(&unpack(&layer_seeds[from]));
+            let sig = signature(&unpack(&rec_key(&layer_seeds[from])));
             let mut to = from + 1;
-            while to < layer_seeds.len() && signature(&unpack(&layer_seeds[to])) == sig {
+            while to < layer_seeds.len() && signature(&unpack(&rec_key(&layer_seeds[to]))) == sig {
                 to += 1;
             }
-            let mut set = GroupSet::for_group(&unpack(&layer_seeds[from]));
-            for seed in &layer_seeds[from..to] {
-                let seed = unpack(seed);
+            let group = &layer_seeds[from..to];
+            // A won position: the line to it, found again backwards.
+            let won = |seeds: &Seeds,
+                       res: LayeredResult,
+                       set: &GroupSet,
+                       target: Key,
+                       tail: Option<Key>| {
+                let mut res = res;
+                res.positions = done + set.len() as u64;
+                res.chain = chain_to(&rules, seeds, group, target, tail, max_memory)?;
+                finish(res, LayeredOutcome::Won)
+            };
+            let mut set = GroupSet::for_group(&unpack(&rec_key(&group[0])));
+            for seed in group {
+                let seed = unpack(&rec_key(seed));
                 if !set.insert(&seed) {
                     continue;
                 }
                 if rules.is_sorted(&seed) {
-                    res.positions = done + set.len() as u64;
-                    return finish(res, LayeredOutcome::Won);
+                    return won(&seeds, res, &set, seed, None);
                 }
                 stack.push(seed);
                 while let Some(key) = stack.pop() {
@@ -421,13 +582,12 @@ pub fn prove_layered_flushing(
                     rules.children(&p, &mut kids);
                     for k in &kids {
                         if *k == [0; 3] {
-                            res.positions = done + set.len() as u64;
-                            return finish(res, LayeredOutcome::Won);
+                            return won(&seeds, res, &set, key, Some(*k));
                         }
                         let l = progress(k);
                         debug_assert!(l >= layer, "a move lowered the progress");
                         if l > layer {
-                            seeds.push(l, k)?;
+                            seeds.push(l, k, Some(&key))?;
                         } else if set.insert(k) {
                             debug_assert_eq!(
                                 signature(k),
@@ -435,8 +595,7 @@ pub fn prove_layered_flushing(
                                 "a move within a layer changed the signature"
                             );
                             if rules.is_sorted(k) {
-                                res.positions = done + set.len() as u64;
-                                return finish(res, LayeredOutcome::Won);
+                                return won(&seeds, res, &set, *k, None);
                             }
                             stack.push(*k);
                         }
@@ -481,8 +640,9 @@ pub fn prove_layered_flushing(
 /// budget, the reachable set is large: either the position is solvable and the depth-first search went
 /// the wrong way, or it is a large proof. The heuristic solver then searches with as many positions as
 /// the memory holds (it finds the lines of the first kind), and if it too runs out, the layered proof
-/// decides (it holds fewer positions at once). The layered proof has no line to give: a won position it
-/// reaches leaves the answer undecided.
+/// decides (it holds fewer positions at once). A won position it reaches gives the line found again
+/// backwards ([`chain_to`]), replayed like every line; when even that does not fit in the memory, the
+/// answer is undecided.
 pub fn prove_bounded(
     prover: &mut Prover,
     solver: &mut Solver,
@@ -521,6 +681,16 @@ pub fn prove_bounded(
     }
     let spent = r.elapsed_ms + s.elapsed_ms;
     let l = prove_layered(layout, ncells, limits, prover.max_memory)?;
+    if l.outcome == LayeredOutcome::Won && !l.chain.is_empty() {
+        let rules = Rules::new(layout, ncells);
+        return Ok(SearchResult {
+            outcome: Outcome::Solved,
+            positions: l.positions,
+            solution: checked_line(layout, ncells, &rules, l.chain, "the layered proof's line")?,
+            elapsed_ms: spent + l.elapsed_ms,
+            exhausted: None,
+        });
+    }
     Ok(SearchResult {
         outcome: match l.outcome {
             LayeredOutcome::Unsolvable => Outcome::Unsolvable,

@@ -1041,12 +1041,10 @@ impl Prover {
             self.todo = Vec::new();
         }
         let (outcome, solution) = match (goal, exhausted) {
-            (Some(chain), _) => {
-                let chain = shorten(&rules, chain);
-                let line = line_of(layout, ncells, &chain)?;
-                let line = crate::line::replayed(layout, ncells, line, "a prover's line")?;
-                (Outcome::Solved, line)
-            }
+            (Some(chain), _) => (
+                Outcome::Solved,
+                checked_line(layout, ncells, &rules, chain, "a prover's line")?,
+            ),
             (None, None) => (Outcome::Unsolvable, vec![]),
             (None, Some(_)) => (Outcome::Undecided, vec![]),
         };
@@ -1265,6 +1263,20 @@ fn shorten(rules: &Rules, chain: Vec<Key>) -> Vec<Key> {
         i = j;
     }
     out
+}
+
+/// The line through `chain` (keys from the settled start to a sorted or won position, each one move from
+/// the one before), shortened ([`shorten`]), made concrete ([`line_of`]) and replayed; `what` names the
+/// search in errors.
+pub fn checked_line(
+    layout: &Layout,
+    ncells: usize,
+    rules: &Rules,
+    chain: Vec<Key>,
+    what: &str,
+) -> Result<Vec<SolutionMove>> {
+    let line = line_of(layout, ncells, &shorten(rules, chain))?;
+    crate::line::replayed(layout, ncells, line, what)
 }
 
 /// The concrete line of play through a chain of canonical keys (from the settled start to a sorted

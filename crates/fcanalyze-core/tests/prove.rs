@@ -241,6 +241,36 @@ fn classify_budget_leaves_bounds() {
         .any(|s| s.result.outcome == Outcome::Undecided));
 }
 
+/// A won position reached by the layered search comes with a line to it, found again backwards through
+/// the seeds kept on disk, and the line replays. Positions: a deal's columns without the cards below
+/// eight, which are home.
+#[test]
+fn layered_wins_come_with_lines() {
+    use fccore::layered::{prove_layered_flushing, LayeredOutcome};
+    let mut lines = 0;
+    for deal in 1..=12u64 {
+        let mut layout = Layout::deal(deal).unwrap();
+        for col in layout.columns.iter_mut() {
+            col.retain(|&c| fccore::card::rank(c) >= 7);
+        }
+        layout.foundations = [7; 4];
+        for k in [0usize, 1] {
+            // Spill files every 100 seeds: most steps back read a kept layer from disk.
+            let r = prove_layered_flushing(&layout, k, limits(2_000_000), None, 100).unwrap();
+            if r.outcome != LayeredOutcome::Won {
+                continue;
+            }
+            assert!(r.chain.len() > 3, "deal {deal} k={k}: {r:?}");
+            let rules = fccore::prove::Rules::new(&layout, k);
+            let line = fccore::prove::checked_line(&layout, k, &rules, r.chain, "layered")
+                .unwrap_or_else(|e| panic!("deal {deal} k={k}: {e}"));
+            fccore::replay::replay(&layout, k, &line).unwrap();
+            lines += 1;
+        }
+    }
+    assert!(lines >= 15, "{lines} lines");
+}
+
 /// The layered proof reaches the same set as the depth-first prover, holds fewer positions at once, and
 /// says won where a line exists.
 #[test]
@@ -278,6 +308,15 @@ fn layered_proofs_count_what_the_prover_counts() {
                 }
                 Outcome::Solved => {
                     assert_ne!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
+                    if b.outcome == LayeredOutcome::Won {
+                        // The line to the won position, found again backwards through the kept
+                        // seeds, replays from the deal.
+                        let rules = fccore::prove::Rules::new(&layout, k);
+                        let line =
+                            fccore::prove::checked_line(&layout, k, &rules, b.chain, "layered")
+                                .unwrap_or_else(|e| panic!("deal {deal} k={k}: {e}"));
+                        fccore::replay::replay(&layout, k, &line).unwrap();
+                    }
                 }
                 Outcome::Undecided => {}
             }
@@ -298,6 +337,10 @@ fn layered_proofs_count_what_the_prover_counts() {
     );
     let r = prove_layered(&late, 0, limits(u64::MAX), None).unwrap();
     assert_eq!(r.outcome, LayeredOutcome::Won);
+    let rules = fccore::prove::Rules::new(&late, 0);
+    let line = fccore::prove::checked_line(&late, 0, &rules, r.chain, "layered").unwrap();
+    assert!(!line.is_empty());
+
     // Budgets end undecided, never unsolvable.
     let r = prove_layered(&Layout::deal(11982).unwrap(), 4, limits(1000), None).unwrap();
     assert!(matches!(r.outcome, LayeredOutcome::Undecided(_)));
