@@ -306,8 +306,11 @@ def run(
     config: dict[str, Any],
     on_progress: Callable[[int, dict[str, int]], None] | None = None,
     on_skip: Callable[[int, dict[str, int]], None] | None = None,
+    redo_undecided: bool = False,
 ) -> RunResult:
-    """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there."""
+    """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there. With
+    `redo_undecided`, finished shards that hold undecided deals are computed again (with this version's
+    searches; the configuration stays the one of the run), each replaced atomically once recomputed."""
     job = JOBS[job_name]
     out = Path(out)
     range_text = format_range(spans)
@@ -336,7 +339,8 @@ def run(
     tasks = []
     for block, block_spans in plan(spans, config["shard_size"]):
         entry = manifest["shards"].get(block)
-        if entry is not None and tables.shard_is_complete(out, block, entry):
+        redo = redo_undecided and entry is not None and entry["counts"].get("undecided", 0) > 0
+        if entry is not None and not redo and tables.shard_is_complete(out, block, entry):
             result.skipped += 1
             result.counts.update(entry["counts"])
             if on_skip:

@@ -239,6 +239,23 @@ def test_changed_configuration_is_refused(reference, tmp_path):
     assert (out / "run.json").read_text() == before  # nothing already written is lost
 
 
+def test_redo_undecided_computes_those_shards_again(tmp_path):
+    # A budget of 3,000 positions leaves deals of 1-8 undecided; 164 (0 cells) is decided.
+    out, args = tmp_path / "redo", ["--max-positions", "3000", "--shard-size", "8", "--workers", "1"]
+    assert run_cli("analyze", "1-8,164", "--out", str(out), *args).returncode == 0
+    shards = json.loads((out / "run.json").read_text())["shards"]
+    assert shards["0000000001-0000000008"]["counts"]["undecided"] > 0
+    assert "undecided" not in shards["0000000161-0000000168"]["counts"]
+    first = frames(out)
+    r = run_cli("analyze", "1-8,164", "--out", str(out), *args)
+    assert r.returncode == 0 and "(0 shards computed, 2 already done)" in r.stdout
+    r = run_cli("analyze", "1-8,164", "--out", str(out), *args, "--redo-undecided")
+    assert r.returncode == 0 and "(1 shards computed, 1 already done)" in r.stdout, r.stdout
+    again = frames(out)
+    for name in first:  # the same searches give the same rows
+        pd.testing.assert_frame_equal(first[name], again[name], check_exact=True)
+
+
 def test_refuses_a_foreign_directory(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     r = analyze(tmp_path, range_text="1-2")

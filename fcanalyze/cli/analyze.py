@@ -63,6 +63,11 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     help="Memory of one proof, per worker; past it a longer heuristic search, then the layered proof "
     "(spill files in TMPDIR) take over; undecided only if that runs out too.",
 )
+@click.option(
+    "--redo-undecided",
+    is_flag=True,
+    help="Compute again the finished shards that hold undecided deals (e.g. after an upgrade), same options.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(
     range_text: str,
@@ -75,6 +80,7 @@ def analyze(
     out: Path,
     shard_size: int,
     max_memory_mb: int,
+    redo_undecided: bool,
     quiet: bool,
 ) -> None:
     """Find the exact minimum number of free cells of every deal in RANGE (e.g. 1-32000, 617,
@@ -100,7 +106,14 @@ def analyze(
     try:
         with open_engine(engine, workers, scheduler) as eng:
             result = runner.run(
-                "analyze", spans, out, eng, config, on_progress=progress, on_skip=progress.skipped
+                "analyze",
+                spans,
+                out,
+                eng,
+                config,
+                on_progress=progress,
+                on_skip=progress.skipped,
+                redo_undecided=redo_undecided,
             )
     except ValueError as e:
         raise BadInput(str(e)) from None
