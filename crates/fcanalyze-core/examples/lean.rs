@@ -30,6 +30,13 @@ fn main() {
             r.elapsed_ms,
             r.positions as f64 / r.elapsed_ms / 1e3
         );
+        if !r.chain.is_empty() {
+            let rules = fccore::prove::Rules::new(&layout, cells);
+            let line =
+                fccore::prove::checked_line(&layout, cells, &rules, r.chain, "layered").unwrap();
+            let moves = line.iter().filter(|m| !m.auto).count();
+            println!("line of {moves} moves (replayed)");
+        }
         return;
     }
     let r = if old {

@@ -9,10 +9,11 @@
 //! and the cards still on their dealt card are fixed too ([`signature`]): a layer splits into groups that
 //! cannot reach each other. The search finishes the layers in increasing order, group by group. A
 //! group's positions are found from earlier layers (its *seeds*, kept in a spill file of packed 20-byte
-//! keys, sorted and deduplicated in batches before they are written) and from each other (depth first,
-//! in a set of the group's positions in memory: [`GroupSet`], 8 bytes a slot for most groups). A finished group is dropped: no later position leads back to it. Memory
-//! holds the current layer's seeds, the current group's set and the write buffers; the disk holds the
-//! later layers' seeds, duplicates included.
+//! keys, each with the 20-byte key of the position it came from, sorted and deduplicated in batches
+//! before they are written) and from each other (depth first, in a set of the group's positions in
+//! memory: [`GroupSet`], 8 bytes a slot for most groups). A finished group is dropped: no later position
+//! leads back to it. Memory holds the current layer's seed keys, the current group's set and the write
+//! buffers; the disk holds every layer's seeds, duplicates included.
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
 //! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The group sets
@@ -324,43 +325,45 @@ impl Seeds {
         Ok(())
     }
 
-    /// Take `layer`'s seeds: the buffered ones and those of its file (read and removed).
-    fn take(&mut self, layer: usize) -> Result<Vec<Rec>> {
-        let mut out = std::mem::take(&mut self.buffers[layer]);
-        self.buffered -= out.len();
-        let Some(w) = self.files[layer].take() else {
-            return Ok(out);
-        };
+    /// Take `layer`'s seeds (keys only; duplicates possible): the buffered ones go to its file, which is
+    /// then read, and kept (with the parents) for [`chain_to`] until the search ends.
+    fn take(&mut self, layer: usize) -> Result<Vec<[u32; 5]>> {
+        let buffered = std::mem::take(&mut self.buffers[layer]);
+        self.buffered -= buffered.len();
+        if buffered.is_empty() && self.files[layer].is_none() {
+            return Ok(vec![]);
+        }
         let path = self.dir.file(layer);
+        let mut w = match self.files[layer].take() {
+            Some(w) => w,
+            None => BufWriter::new(File::create(&path).map_err(|e| io_error(&path, e))?),
+        };
+        write_recs(&mut w, &buffered).map_err(|e| io_error(&path, e))?;
+        self.disk += (buffered.len() * RECORD) as u64;
+        drop(buffered);
         drop(
             w.into_inner()
                 .map_err(|e| io_error(&path, e.into_error()))?,
         );
-        let len = read_recs(&path, &mut out)?;
-        std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
-        self.disk -= len.min(self.disk);
+        let mut out = Vec::new();
+        read_recs(&path, |r| out.push(rec_key(r)))?;
+        let kept = self.dir.kept(layer);
+        std::fs::rename(&path, &kept).map_err(|e| io_error(&kept, e))?;
         Ok(out)
     }
 
-    /// Keep a finished layer's seeds (sorted by group) on disk until the search ends.
-    fn keep(&mut self, layer: usize, recs: &[Rec]) -> Result<()> {
-        let path = self.dir.kept(layer);
-        let f = File::create(&path).map_err(|e| io_error(&path, e))?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
-        write_recs(&mut w, recs)
-            .and_then(|()| w.flush())
-            .map_err(|e| io_error(&path, e))?;
-        self.disk += (recs.len() * RECORD) as u64;
-        Ok(())
-    }
-
-    /// The kept seeds of the group of `key` (sorted by key).
+    /// The kept seeds of the group of `key`, with their parents, sorted and deduplicated by key.
     fn group_of(&self, key: &Key) -> Result<Vec<Rec>> {
-        let mut all = Vec::new();
-        read_recs(&self.dir.kept(progress(key)), &mut all)?;
         let sig = signature(key);
-        all.retain(|r| signature(&unpack(&rec_key(r))) == sig);
-        Ok(all)
+        let mut group = Vec::new();
+        read_recs(&self.dir.kept(progress(key)), |r| {
+            if signature(&unpack(&rec_key(r))) == sig {
+                group.push(*r);
+            }
+        })?;
+        group.sort_unstable_by_key(rec_key);
+        group.dedup_by_key(|r| rec_key(r));
+        Ok(group)
     }
 
     fn memory(&self) -> usize {
@@ -379,11 +382,9 @@ fn write_recs(w: &mut impl Write, recs: &[Rec]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Append the records of the file at `path` to `out`; returns the file's length in bytes.
-fn read_recs(path: &Path, out: &mut Vec<Rec>) -> Result<u64> {
+/// Each record of the file at `path`, in order.
+fn read_recs(path: &Path, mut each: impl FnMut(&Rec)) -> Result<()> {
     let f = File::open(path).map_err(|e| io_error(path, e))?;
-    let len = f.metadata().map_err(|e| io_error(path, e))?.len();
-    out.reserve((len / RECORD as u64) as usize);
     let mut r = BufReader::with_capacity(1 << 20, f);
     let mut bytes = [0u8; RECORD];
     loop {
@@ -393,13 +394,13 @@ fn read_recs(path: &Path, out: &mut Vec<Rec>) -> Result<u64> {
                 for (i, x) in rec.iter_mut().enumerate() {
                     *x = u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
                 }
-                out.push(rec);
+                each(&rec);
             }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
             Err(e) => return Err(io_error(path, e)),
         }
     }
-    Ok(len)
+    Ok(())
 }
 
 /// Bytes a position costs in [`group_path`]'s map (key, parent key, hash table overhead).
@@ -453,31 +454,27 @@ fn group_path(
     Some((path, (parent != NO_PARENT).then(|| unpack(&parent))))
 }
 
-/// The chain of keys from the start to `target` (a position of the group whose seeds are `group`),
-/// then `tail` if any: each group on the way is searched again from its kept seeds. Empty when a group
-/// with its parent links does not fit in `max_memory`.
+/// The chain of keys from the start to `target` (a reached position), then `tail` if any: each group on
+/// the way is searched again from its kept seeds. Empty when a group with its parent links does not fit
+/// in `max_memory`.
 fn chain_to(
     rules: &Rules,
     seeds: &Seeds,
-    group: &[Rec],
     target: Key,
     tail: Option<Key>,
     max_memory: Option<usize>,
 ) -> Result<Vec<Key>> {
     let mut back: Vec<Key> = tail.into_iter().collect();
     let mut target = target;
-    let mut owned;
-    let mut group = group;
     loop {
-        let Some((path, parent)) = group_path(rules, group, &target, max_memory) else {
+        let group = seeds.group_of(&target)?;
+        let Some((path, parent)) = group_path(rules, &group, &target, max_memory) else {
             return Ok(vec![]);
         };
         back.extend(path.iter().rev());
         let Some(parent) = parent else {
             break;
         };
-        owned = seeds.group_of(&parent)?;
-        group = &owned;
         target = parent;
     }
     back.reverse();
@@ -545,17 +542,15 @@ pub fn prove_layered_flushing(
         if layer_seeds.is_empty() {
             continue;
         }
-        layer_seeds.sort_unstable_by_key(|r| (signature(&unpack(&rec_key(r))), rec_key(r)));
-        layer_seeds.dedup_by_key(|r| rec_key(r));
-        seeds.keep(layer, &layer_seeds)?;
+        layer_seeds.sort_unstable_by_key(|k| (signature(&unpack(k)), *k));
+        layer_seeds.dedup();
         let mut from = 0;
         while from < layer_seeds.len() {
-            let sig = signature(&unpack(&rec_key(&layer_seeds[from])));
+            let sig = signature(&unpack(&layer_seeds[from]));
             let mut to = from + 1;
-            while to < layer_seeds.len() && signature(&unpack(&rec_key(&layer_seeds[to]))) == sig {
+            while to < layer_seeds.len() && signature(&unpack(&layer_seeds[to])) == sig {
                 to += 1;
             }
-            let group = &layer_seeds[from..to];
             // A won position: the line to it, found again backwards.
             let won = |seeds: &Seeds,
                        res: LayeredResult,
@@ -564,12 +559,12 @@ pub fn prove_layered_flushing(
                        tail: Option<Key>| {
                 let mut res = res;
                 res.positions = done + set.len() as u64;
-                res.chain = chain_to(&rules, seeds, group, target, tail, max_memory)?;
+                res.chain = chain_to(&rules, seeds, target, tail, max_memory)?;
                 finish(res, LayeredOutcome::Won)
             };
-            let mut set = GroupSet::for_group(&unpack(&rec_key(&group[0])));
-            for seed in group {
-                let seed = unpack(&rec_key(seed));
+            let mut set = GroupSet::for_group(&unpack(&layer_seeds[from]));
+            for seed in &layer_seeds[from..to] {
+                let seed = unpack(seed);
                 if !set.insert(&seed) {
                     continue;
                 }
@@ -608,7 +603,7 @@ pub fn prove_layered_flushing(
                         }
                         let bytes = set.memory()
                             + stack.capacity() * std::mem::size_of::<Key>()
-                            + layer_seeds.capacity() * RECORD
+                            + layer_seeds.capacity() * std::mem::size_of::<[u32; 5]>()
                             + seeds.memory();
                         res.peak_bytes = res.peak_bytes.max(bytes);
                         res.peak_disk = res.peak_disk.max(seeds.disk);
