@@ -12,7 +12,7 @@
 //! keys, each with the 20-byte key of the position it came from, sorted and deduplicated in batches
 //! before they are written) and from each other (depth first, in a set of the group's positions in
 //! memory: [`GroupSet`], 8 bytes a slot for most groups). A finished group is dropped: no later position
-//! leads back to it. Memory holds the current layer's seed keys, the current group's set and the write
+//! leads back to it. Memory holds the current group's seeds and set and the write
 //! buffers; the disk holds every layer's seeds, duplicates included.
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
@@ -40,11 +40,11 @@ use crate::store::BYTES_PER_POSITION;
 
 /// Number of layers: progress runs from 0 to 104.
 const LAYERS: usize = 105;
-/// A seed: its packed key, then the packed key of the position it was reached from ([`NO_PARENT`] for
-/// the start).
-type Rec = [u32; 10];
+/// A seed: its packed key, the packed key of the position it was reached from ([`NO_PARENT`] for the
+/// start), and a 64-bit hash of its group's [`signature`] (high word first).
+type Rec = [u32; 12];
 /// Bytes of a seed in a spill file.
-const RECORD: usize = 40;
+const RECORD: usize = 48;
 /// The parent of the start.
 const NO_PARENT: [u32; 5] = [u32::MAX; 5];
 
@@ -55,7 +55,24 @@ fn rec_key(r: &Rec) -> [u32; 5] {
 
 #[inline(always)]
 fn rec_parent(r: &Rec) -> [u32; 5] {
-    r[5..].try_into().expect("five words")
+    r[5..10].try_into().expect("five words")
+}
+
+/// The order of seeds in the spill files: by group (the hash of the signature), then by key.
+#[inline(always)]
+fn rec_order(r: &Rec) -> (u32, u32, [u32; 5]) {
+    (r[10], r[11], rec_key(r))
+}
+
+/// A hash of the group of `key` (equal signatures, equal hashes).
+#[inline]
+fn group_hash(key: &Key) -> u64 {
+    let s = signature(key);
+    crate::store::hash(&[
+        s[0] ^ s[3].rotate_left(17),
+        s[1] ^ s[4].rotate_left(29),
+        s[2] ^ s[5].rotate_left(41),
+    ])
 }
 /// Keys buffered for later layers before the buffers are sorted, deduplicated and written.
 const FLUSH_KEYS: usize = 1 << 24;
@@ -273,6 +290,9 @@ struct Seeds {
     buffers: Vec<Vec<Rec>>,
     buffered: usize,
     files: Vec<Option<BufWriter<File>>>,
+    /// Per layer: the bytes written to its file, and where each sorted run of it starts.
+    written: Vec<u64>,
+    runs: Vec<Vec<u64>>,
     disk: u64,
 }
 
@@ -284,6 +304,8 @@ impl Seeds {
             buffers: vec![Vec::new(); LAYERS],
             buffered: 0,
             files: (0..LAYERS).map(|_| None).collect(),
+            written: vec![0; LAYERS],
+            runs: vec![Vec::new(); LAYERS],
             disk: 0,
         })
     }
@@ -291,9 +313,12 @@ impl Seeds {
     /// A seed of `layer`, reached from `parent` (`None`: the start).
     #[inline]
     fn push(&mut self, layer: usize, key: &Key, parent: Option<&Key>) -> Result<()> {
-        let mut rec = [0u32; 10];
+        let mut rec = [0u32; 12];
         rec[..5].copy_from_slice(&pack(key));
-        rec[5..].copy_from_slice(&parent.map_or(NO_PARENT, pack));
+        rec[5..10].copy_from_slice(&parent.map_or(NO_PARENT, pack));
+        let h = group_hash(key);
+        rec[10] = (h >> 32) as u32;
+        rec[11] = h as u32;
         self.buffers[layer].push(rec);
         self.buffered += 1;
         if self.buffered >= self.flush_keys {
@@ -302,54 +327,77 @@ impl Seeds {
         Ok(())
     }
 
-    /// Sort, deduplicate and append every buffer to its layer's file.
+    /// Sort, deduplicate and append every buffer to its layer's file, as one sorted run.
     fn flush(&mut self) -> Result<()> {
         for layer in 0..LAYERS {
-            let buf = &mut self.buffers[layer];
-            if buf.is_empty() {
-                continue;
-            }
-            buf.sort_unstable_by_key(rec_key);
-            buf.dedup_by_key(|r| rec_key(r));
-            let path = self.dir.file(layer);
-            if self.files[layer].is_none() {
-                let f = File::create(&path).map_err(|e| io_error(&path, e))?;
-                self.files[layer] = Some(BufWriter::with_capacity(1 << 20, f));
-            }
-            let w = self.files[layer].as_mut().expect("an open file");
-            write_recs(w, buf).map_err(|e| io_error(&path, e))?;
-            self.disk += (buf.len() * RECORD) as u64;
-            buf.clear();
+            self.flush_layer(layer)?;
         }
-        self.buffered = 0;
         Ok(())
     }
 
-    /// Take `layer`'s seeds (keys only; duplicates possible): the buffered ones go to its file, which is
-    /// then read, and kept (with the parents) for [`chain_to`] until the search ends.
-    fn take(&mut self, layer: usize) -> Result<Vec<[u32; 5]>> {
-        let buffered = std::mem::take(&mut self.buffers[layer]);
-        self.buffered -= buffered.len();
-        if buffered.is_empty() && self.files[layer].is_none() {
-            return Ok(vec![]);
+    fn flush_layer(&mut self, layer: usize) -> Result<()> {
+        let buf = &mut self.buffers[layer];
+        if buf.is_empty() {
+            return Ok(());
         }
+        self.buffered -= buf.len();
+        buf.sort_unstable_by_key(rec_order);
+        buf.dedup_by_key(|r| rec_key(r));
         let path = self.dir.file(layer);
-        let mut w = match self.files[layer].take() {
-            Some(w) => w,
-            None => BufWriter::new(File::create(&path).map_err(|e| io_error(&path, e))?),
+        if self.files[layer].is_none() {
+            let f = File::create(&path).map_err(|e| io_error(&path, e))?;
+            self.files[layer] = Some(BufWriter::with_capacity(1 << 20, f));
+        }
+        let w = self.files[layer].as_mut().expect("an open file");
+        write_recs(w, buf).map_err(|e| io_error(&path, e))?;
+        let bytes = (buf.len() * RECORD) as u64;
+        self.runs[layer].push(self.written[layer]);
+        self.written[layer] += bytes;
+        self.disk += bytes;
+        buf.clear();
+        buf.shrink_to(0);
+        Ok(())
+    }
+
+    /// `layer`'s seeds, group by group, merged from the sorted runs of its file (the buffered ones written
+    /// as a last run); the file is kept (with the parents) for [`chain_to`] until the search ends.
+    fn merge(&mut self, layer: usize) -> Result<Merge> {
+        self.flush_layer(layer)?;
+        let Some(w) = self.files[layer].take() else {
+            return Ok(Merge::default());
         };
-        write_recs(&mut w, &buffered).map_err(|e| io_error(&path, e))?;
-        self.disk += (buffered.len() * RECORD) as u64;
-        drop(buffered);
+        let path = self.dir.file(layer);
         drop(
             w.into_inner()
                 .map_err(|e| io_error(&path, e.into_error()))?,
         );
-        let mut out = Vec::new();
-        read_recs(&path, |r| out.push(rec_key(r)))?;
         let kept = self.dir.kept(layer);
         std::fs::rename(&path, &kept).map_err(|e| io_error(&kept, e))?;
-        Ok(out)
+        let starts = std::mem::take(&mut self.runs[layer]);
+        // One file for every run; each run reads its part in chunks (smaller when there are many).
+        let chunk =
+            ((16 << 20) / starts.len().max(1)).clamp(RECORD * 64, 1 << 16) / RECORD * RECORD;
+        let mut m = Merge {
+            file: Some(File::open(&kept).map_err(|e| io_error(&kept, e))?),
+            path: kept,
+            chunk,
+            ..Merge::default()
+        };
+        for (i, &at) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).copied().unwrap_or(self.written[layer]);
+            m.runs.push(Run {
+                pos: at,
+                end,
+                buf: Vec::new(),
+                at: 0,
+            });
+        }
+        for i in 0..m.runs.len() {
+            if let Some(r) = m.next_of(i)? {
+                m.heap.push(std::cmp::Reverse((rec_order(&r), i)));
+            }
+        }
+        Ok(m)
     }
 
     /// The kept seeds of the group of `key`, with their parents, sorted and deduplicated by key.
@@ -371,6 +419,87 @@ impl Seeds {
     }
 }
 
+/// One sorted run of a layer's file, being read: the bytes `pos..end` still to read, and a chunk read.
+struct Run {
+    pos: u64,
+    end: u64,
+    buf: Vec<u8>,
+    at: usize,
+}
+
+/// A seed's place in the merge: its order, and its run.
+type Head = std::cmp::Reverse<((u32, u32, [u32; 5]), usize)>;
+
+/// The k-way merge of a layer's sorted runs: its seeds group by group, each key once.
+#[derive(Default)]
+struct Merge {
+    file: Option<File>,
+    path: PathBuf,
+    chunk: usize,
+    runs: Vec<Run>,
+    heap: std::collections::BinaryHeap<Head>,
+}
+
+impl Merge {
+    /// The next record of run `i`.
+    fn next_of(&mut self, i: usize) -> Result<Option<Rec>> {
+        let run = &mut self.runs[i];
+        if run.at == run.buf.len() {
+            if run.pos == run.end {
+                return Ok(None);
+            }
+            let n = (run.end - run.pos).min(self.chunk as u64) as usize;
+            run.buf.resize(n, 0);
+            let f = self.file.as_mut().expect("an open file");
+            let path = &self.path;
+            std::io::Seek::seek(f, std::io::SeekFrom::Start(run.pos))
+                .and_then(|_| f.read_exact(&mut run.buf))
+                .map_err(|e| io_error(path, e))?;
+            run.pos += n as u64;
+            run.at = 0;
+        }
+        let bytes: &[u8; RECORD] = run.buf[run.at..run.at + RECORD]
+            .try_into()
+            .expect("a record");
+        run.at += RECORD;
+        Ok(Some(decode_rec(bytes)))
+    }
+
+    /// Bytes of the read buffers.
+    fn memory(&self) -> usize {
+        self.runs.len() * self.chunk
+    }
+
+    /// The keys of the next group hash (one group, or a few whose signatures share a hash), sorted.
+    fn next_group(&mut self) -> Result<Option<Vec<[u32; 5]>>> {
+        let Some(std::cmp::Reverse(((h0, h1, _), _))) = self.heap.peek().copied() else {
+            return Ok(None);
+        };
+        let mut keys: Vec<[u32; 5]> = Vec::new();
+        while let Some(&std::cmp::Reverse(((a, b, key), i))) = self.heap.peek() {
+            if (a, b) != (h0, h1) {
+                break;
+            }
+            self.heap.pop();
+            if keys.last() != Some(&key) {
+                keys.push(key);
+            }
+            if let Some(r) = self.next_of(i)? {
+                self.heap.push(std::cmp::Reverse((rec_order(&r), i)));
+            }
+        }
+        Ok(Some(keys))
+    }
+}
+
+fn decode_rec(bytes: &[u8; RECORD]) -> Rec {
+    let mut rec = [0u32; 12];
+    for (i, x) in rec.iter_mut().enumerate() {
+        *x = u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+    }
+    rec
+}
+
 fn write_recs(w: &mut impl Write, recs: &[Rec]) -> std::io::Result<()> {
     let mut bytes = [0u8; RECORD];
     for r in recs {
@@ -389,13 +518,7 @@ fn read_recs(path: &Path, mut each: impl FnMut(&Rec)) -> Result<()> {
     let mut bytes = [0u8; RECORD];
     loop {
         match r.read_exact(&mut bytes) {
-            Ok(()) => {
-                let mut rec = [0u32; 10];
-                for (i, x) in rec.iter_mut().enumerate() {
-                    *x = u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
-                }
-                each(&rec);
-            }
+            Ok(()) => each(&decode_rec(&bytes)),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
             Err(e) => return Err(io_error(path, e)),
         }
@@ -536,96 +659,97 @@ pub fn prove_layered_flushing(
     // The positions of finished layers.
     let mut done = 0u64;
     for layer in first..LAYERS {
-        // The layer's seeds, sorted by signature: positions of one signature reach only each other
-        // within the layer, so each group is searched with a set of its own, dropped after.
-        let mut layer_seeds = seeds.take(layer)?;
-        if layer_seeds.is_empty() {
-            continue;
-        }
-        layer_seeds.sort_unstable_by_key(|k| (signature(&unpack(k)), *k));
-        layer_seeds.dedup();
-        let mut from = 0;
-        while from < layer_seeds.len() {
-            let sig = signature(&unpack(&layer_seeds[from]));
-            let mut to = from + 1;
-            while to < layer_seeds.len() && signature(&unpack(&layer_seeds[to])) == sig {
-                to += 1;
-            }
-            // A won position: the line to it, found again backwards.
-            let won = |seeds: &Seeds,
-                       res: LayeredResult,
-                       set: &GroupSet,
-                       target: Key,
-                       tail: Option<Key>| {
-                let mut res = res;
-                res.positions = done + set.len() as u64;
-                res.chain = chain_to(&rules, seeds, target, tail, max_memory)?;
-                finish(res, LayeredOutcome::Won)
-            };
-            let mut set = GroupSet::for_group(&unpack(&layer_seeds[from]));
-            for seed in &layer_seeds[from..to] {
-                let seed = unpack(seed);
-                if !set.insert(&seed) {
-                    continue;
+        // The layer's seeds, group by group, merged from the sorted runs on disk: positions of one
+        // signature reach only each other within the layer, so each group is searched with a set of
+        // its own, dropped after; memory holds one group's seeds at a time.
+        let mut merge = seeds.merge(layer)?;
+        while let Some(mut layer_seeds) = merge.next_group()? {
+            // A hash may stand for more than one signature.
+            layer_seeds.sort_unstable_by_key(|k| (signature(&unpack(k)), *k));
+            let mut from = 0;
+            while from < layer_seeds.len() {
+                let sig = signature(&unpack(&layer_seeds[from]));
+                let mut to = from + 1;
+                while to < layer_seeds.len() && signature(&unpack(&layer_seeds[to])) == sig {
+                    to += 1;
                 }
-                if rules.is_sorted(&seed) {
-                    return won(&seeds, res, &set, seed, None);
-                }
-                stack.push(seed);
-                while let Some(key) = stack.pop() {
-                    let p = rules.decode(&key);
-                    rules.children(&p, &mut kids);
-                    for k in &kids {
-                        if *k == [0; 3] {
-                            return won(&seeds, res, &set, key, Some(*k));
-                        }
-                        let l = progress(k);
-                        debug_assert!(l >= layer, "a move lowered the progress");
-                        if l > layer {
-                            seeds.push(l, k, Some(&key))?;
-                        } else if set.insert(k) {
-                            debug_assert_eq!(
-                                signature(k),
-                                sig,
-                                "a move within a layer changed the signature"
-                            );
-                            if rules.is_sorted(k) {
-                                return won(&seeds, res, &set, *k, None);
-                            }
-                            stack.push(*k);
-                        }
+                // A won position: the line to it, found again backwards.
+                let won = |seeds: &Seeds,
+                           res: LayeredResult,
+                           set: &GroupSet,
+                           target: Key,
+                           tail: Option<Key>| {
+                    let mut res = res;
+                    res.positions = done + set.len() as u64;
+                    res.chain = chain_to(&rules, seeds, target, tail, max_memory)?;
+                    finish(res, LayeredOutcome::Won)
+                };
+                let mut set = GroupSet::for_group(&unpack(&layer_seeds[from]));
+                for seed in &layer_seeds[from..to] {
+                    let seed = unpack(seed);
+                    if !set.insert(&seed) {
+                        continue;
                     }
-                    expanded += 1;
-                    if expanded & 4095 == 0 {
-                        res.positions = done + set.len() as u64;
-                        if res.positions >= limits.max_positions {
-                            return finish(res, LayeredOutcome::Undecided(Budget::Positions));
-                        }
-                        let bytes = set.memory()
-                            + stack.capacity() * std::mem::size_of::<Key>()
-                            + layer_seeds.capacity() * std::mem::size_of::<[u32; 5]>()
-                            + seeds.memory();
-                        res.peak_bytes = res.peak_bytes.max(bytes);
-                        res.peak_disk = res.peak_disk.max(seeds.disk);
-                        if max_memory.is_some_and(|m| bytes > m) {
-                            return finish(res, LayeredOutcome::Undecided(Budget::Positions));
-                        }
-                        if let Some(ms) = limits.max_millis {
-                            if start.elapsed().as_millis() as u64 >= ms {
-                                return finish(res, LayeredOutcome::Undecided(Budget::Time));
+                    if rules.is_sorted(&seed) {
+                        return won(&seeds, res, &set, seed, None);
+                    }
+                    stack.push(seed);
+                    while let Some(key) = stack.pop() {
+                        let p = rules.decode(&key);
+                        rules.children(&p, &mut kids);
+                        for k in &kids {
+                            if *k == [0; 3] {
+                                return won(&seeds, res, &set, key, Some(*k));
+                            }
+                            let l = progress(k);
+                            debug_assert!(l >= layer, "a move lowered the progress");
+                            if l > layer {
+                                seeds.push(l, k, Some(&key))?;
+                            } else if set.insert(k) {
+                                debug_assert_eq!(
+                                    signature(k),
+                                    sig,
+                                    "a move within a layer changed the signature"
+                                );
+                                if rules.is_sorted(k) {
+                                    return won(&seeds, res, &set, *k, None);
+                                }
+                                stack.push(*k);
                             }
                         }
+                        expanded += 1;
+                        if expanded & 4095 == 0 {
+                            res.positions = done + set.len() as u64;
+                            if res.positions >= limits.max_positions {
+                                return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+                            }
+                            let bytes = set.memory()
+                                + stack.capacity() * std::mem::size_of::<Key>()
+                                + layer_seeds.capacity() * std::mem::size_of::<[u32; 5]>()
+                                + merge.memory()
+                                + seeds.memory();
+                            res.peak_bytes = res.peak_bytes.max(bytes);
+                            res.peak_disk = res.peak_disk.max(seeds.disk);
+                            if max_memory.is_some_and(|m| bytes > m) {
+                                return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+                            }
+                            if let Some(ms) = limits.max_millis {
+                                if start.elapsed().as_millis() as u64 >= ms {
+                                    return finish(res, LayeredOutcome::Undecided(Budget::Time));
+                                }
+                            }
+                        }
                     }
                 }
+                // Nothing reachable from here on has this layer and signature: drop the group.
+                res.peak_positions = res.peak_positions.max(set.len() as u64);
+                done += set.len() as u64;
+                res.positions = done;
+                if res.positions >= limits.max_positions {
+                    return finish(res, LayeredOutcome::Undecided(Budget::Positions));
+                }
+                from = to;
             }
-            // Nothing reachable from here on has this layer and signature: drop the group.
-            res.peak_positions = res.peak_positions.max(set.len() as u64);
-            done += set.len() as u64;
-            res.positions = done;
-            if res.positions >= limits.max_positions {
-                return finish(res, LayeredOutcome::Undecided(Budget::Positions));
-            }
-            from = to;
         }
     }
     finish(res, LayeredOutcome::Unsolvable)
