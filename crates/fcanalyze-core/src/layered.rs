@@ -13,7 +13,8 @@
 //! before they are written) and from each other (depth first, in a set of the group's positions in
 //! memory: [`GroupSet`], 8 bytes a slot for most groups). A finished group is dropped: no later position
 //! leads back to it. Memory holds the current group's seeds and set and the write
-//! buffers; the disk holds every layer's seeds, duplicates included.
+//! buffers; the disk holds the later layers' seeds, duplicates included, and the finished layers' as long
+//! as they take at most twice the memory budget (past it, a win comes without a line).
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
 //! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The group sets
@@ -294,10 +295,17 @@ struct Seeds {
     written: Vec<u64>,
     runs: Vec<Vec<u64>>,
     disk: u64,
+    /// Whether finished layers' files are kept for lines, and the most bytes they may take on disk
+    /// (past it they are removed and a win comes without a line).
+    keep: bool,
+    max_kept: u64,
+    kept: u64,
+    /// Bytes of the last layer's file when it is not kept (removed when the next layer's replaces it).
+    transient: u64,
 }
 
 impl Seeds {
-    fn new(flush_keys: usize) -> Result<Seeds> {
+    fn new(flush_keys: usize, max_kept: u64) -> Result<Seeds> {
         Ok(Seeds {
             flush_keys,
             dir: SpillDir::create()?,
@@ -307,6 +315,10 @@ impl Seeds {
             written: vec![0; LAYERS],
             runs: vec![Vec::new(); LAYERS],
             disk: 0,
+            keep: true,
+            max_kept,
+            kept: 0,
+            transient: 0,
         })
     }
 
@@ -371,7 +383,24 @@ impl Seeds {
             w.into_inner()
                 .map_err(|e| io_error(&path, e.into_error()))?,
         );
-        let kept = self.dir.kept(layer);
+        let size = self.written[layer];
+        if self.keep && self.kept + size > self.max_kept {
+            // No more room for lines: forget them all.
+            self.keep = false;
+            for l in 0..LAYERS {
+                let _ = std::fs::remove_file(self.dir.kept(l));
+            }
+            self.disk -= self.kept.min(self.disk);
+        }
+        let kept = if self.keep {
+            self.kept += size;
+            self.dir.kept(layer)
+        } else {
+            // Replaces the previous layer's file.
+            self.disk -= self.transient.min(self.disk);
+            self.transient = size;
+            self.dir.kept(LAYERS)
+        };
         std::fs::rename(&path, &kept).map_err(|e| io_error(&kept, e))?;
         let starts = std::mem::take(&mut self.runs[layer]);
         // One file for every run; each run reads its part in chunks (smaller when there are many).
@@ -400,8 +429,12 @@ impl Seeds {
         Ok(m)
     }
 
-    /// The kept seeds of the group of `key`, with their parents, sorted and deduplicated by key.
-    fn group_of(&self, key: &Key) -> Result<Vec<Rec>> {
+    /// The kept seeds of the group of `key`, with their parents, sorted and deduplicated by key; `None`
+    /// when the files were not kept.
+    fn group_of(&self, key: &Key) -> Result<Option<Vec<Rec>>> {
+        if !self.keep {
+            return Ok(None);
+        }
         let sig = signature(key);
         let mut group = Vec::new();
         read_recs(&self.dir.kept(progress(key)), |r| {
@@ -411,7 +444,7 @@ impl Seeds {
         })?;
         group.sort_unstable_by_key(rec_key);
         group.dedup_by_key(|r| rec_key(r));
-        Ok(group)
+        Ok(Some(group))
     }
 
     fn memory(&self) -> usize {
@@ -590,7 +623,9 @@ fn chain_to(
     let mut back: Vec<Key> = tail.into_iter().collect();
     let mut target = target;
     loop {
-        let group = seeds.group_of(&target)?;
+        let Some(group) = seeds.group_of(&target)? else {
+            return Ok(vec![]);
+        };
         let Some((path, parent)) = group_path(rules, &group, &target, max_memory) else {
             return Ok(vec![]);
         };
@@ -626,6 +661,20 @@ pub fn prove_layered_flushing(
     max_memory: Option<usize>,
     flush_keys: usize,
 ) -> Result<LayeredResult> {
+    // The files kept for lines take at most twice the memory budget on disk.
+    let max_kept = max_memory.map_or(u64::MAX, |m| 2 * m as u64);
+    search(layout, ncells, limits, max_memory, flush_keys, max_kept)
+}
+
+/// [`prove_layered_flushing`], keeping at most `max_kept` bytes of finished layers for lines.
+fn search(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+    flush_keys: usize,
+    max_kept: u64,
+) -> Result<LayeredResult> {
     let start = Instant::now();
     let (mut p0, _) = Position::from_layout(layout, ncells)?;
     p0.settle(None);
@@ -650,7 +699,7 @@ pub fn prove_layered_flushing(
         res.chain = vec![root];
         return finish(res, LayeredOutcome::Won);
     }
-    let mut seeds = Seeds::new(flush_keys.max(1))?;
+    let mut seeds = Seeds::new(flush_keys.max(1), max_kept)?;
     let first = progress(&root);
     seeds.push(first, &root, None)?;
     let mut kids: Vec<Key> = Vec::with_capacity(128);
@@ -824,4 +873,37 @@ pub fn prove_bounded(
             LayeredOutcome::Unsolvable => None,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past the disk budget for lines the search goes on, with the same count, and a win comes without
+    /// a line.
+    #[test]
+    fn lines_forgotten_past_the_disk_budget() {
+        let limits = Limits {
+            max_positions: 2_000_000,
+            max_millis: None,
+        };
+        let deal = Layout::deal(11982).unwrap();
+        for max_kept in [0, 1 << 12, u64::MAX] {
+            let r = search(&deal, 4, limits, None, 500, max_kept).unwrap();
+            assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
+            assert_eq!(r.positions, 61_643);
+        }
+        let mut late = Layout::deal(2).unwrap();
+        for col in late.columns.iter_mut() {
+            col.retain(|&c| crate::card::rank(c) >= 7);
+        }
+        late.foundations = [7; 4];
+        let with = search(&late, 0, limits, None, 100, u64::MAX).unwrap();
+        let without = search(&late, 0, limits, None, 100, 1 << 12).unwrap();
+        assert_eq!(with.outcome, LayeredOutcome::Won);
+        assert_eq!(without.outcome, LayeredOutcome::Won);
+        assert_eq!(with.positions, without.positions);
+        assert!(!with.chain.is_empty());
+        assert!(without.chain.is_empty());
+    }
 }
