@@ -284,7 +284,8 @@ fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::Io(format!("layered proof, {}: {e}", path.display()))
 }
 
-/// The seeds of later layers: per layer, a buffer in memory and a file.
+/// The seeds of later layers (per layer, a buffer in memory and a file of sorted runs), and the finished
+/// layers' files kept for lines.
 struct Seeds {
     flush_keys: usize,
     dir: SpillDir,
@@ -713,8 +714,12 @@ fn search(
         // its own, dropped after; memory holds one group's seeds at a time.
         let mut merge = seeds.merge(layer)?;
         while let Some(mut layer_seeds) = merge.next_group()? {
-            // A hash may stand for more than one signature.
-            layer_seeds.sort_unstable_by_key(|k| (signature(&unpack(k)), *k));
+            // The merge gives the keys of a hash in order; a hash standing for more than one signature
+            // (rare) is sorted by signature first.
+            let sig0 = signature(&unpack(&layer_seeds[0]));
+            if layer_seeds.iter().any(|k| signature(&unpack(k)) != sig0) {
+                layer_seeds.sort_unstable_by_key(|k| (signature(&unpack(k)), *k));
+            }
             let mut from = 0;
             while from < layer_seeds.len() {
                 let sig = signature(&unpack(&layer_seeds[from]));

@@ -168,6 +168,7 @@ impl Store {
     fn grow(&mut self) {
         let n = self.slots.len() * 2;
         let mut slots = vec![0u64; n];
+        // Advised before the rehash touches it.
         crate::mem::advise_huge_pages(&slots);
         let mask = n - 1;
         for (idx, e) in self.entries.iter().enumerate() {
@@ -181,11 +182,10 @@ impl Store {
         self.slots = slots;
         self.mask = mask;
         // The entries reach at most 0.7 of the slots before the next growth: reserve them now, so that
-        // both arrays are advised once, before they are touched.
+        // they are advised once, before they are touched.
         let most = n * 7 / 10 + 1;
         self.entries
             .reserve_exact(most.saturating_sub(self.entries.len()));
-        crate::mem::advise_huge_pages(&self.slots);
         crate::mem::advise_huge_pages(&self.entries);
     }
 }
