@@ -30,6 +30,16 @@ fn main() {
             r.elapsed_ms,
             r.positions as f64 / r.elapsed_ms / 1e3
         );
+        let mb = |b: usize| b >> 20;
+        let p = r.peak_parts;
+        println!(
+            "at the peak: set_MB={} stack_MB={} merge_MB={} buffers_MB={} group_positions={}",
+            mb(p[0]),
+            mb(p[1]),
+            mb(p[2]),
+            mb(p[3]),
+            p[4]
+        );
         if !r.chain.is_empty() {
             let rules = fccore::prove::Rules::new(&layout, cells);
             let line =

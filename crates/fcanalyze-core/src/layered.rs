@@ -10,11 +10,14 @@
 //! cannot reach each other. The search finishes the layers in increasing order, group by group. A
 //! group's positions are found from earlier layers (its *seeds*, kept in a spill file of packed 20-byte
 //! keys, each with the 20-byte key of the position it came from, sorted and deduplicated in batches
-//! before they are written) and from each other (depth first, in a set of the group's positions in
-//! memory: [`GroupSet`], 8 bytes a slot for most groups). A finished group is dropped: no later position
-//! leads back to it. Memory holds the current group's seeds and set and the write
-//! buffers; the disk holds the later layers' seeds, duplicates included, and the finished layers' as long
-//! as they take at most twice the memory budget (past it, a win comes without a line).
+//! before they are written) and from each other: depth first, in a set of the group's positions in
+//! memory (`Table`: a position is coded in 2 bits per card the group leaves free, 8 bytes a slot for
+//! groups of up to 31 free cards, 16 for the others). The seeds come one at a time from the merge, and
+//! the stack is bounded: positions that find it full wait in the set, flagged as not taken, and scans
+//! of the set take them. A finished group is dropped: no later position leads back to it. Memory holds
+//! the current group's set, the bounded stack, the merge's read buffers and the write buffers; the
+//! disk holds the later layers' seeds, duplicates included, and the finished layers' as long as they
+//! take at most twice the memory budget (past it, a win comes without a line).
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
 //! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The group sets
@@ -33,9 +36,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Position};
-use crate::prove::{
-    cards_dealt, cards_home, checked_line, pack, signature, unpack, KeySet, Prover, Rules,
-};
+use crate::prove::{cards_dealt, cards_home, checked_line, pack, signature, unpack, Prover, Rules};
 use crate::search::{Limits, Solver, Strategy};
 use crate::store::BYTES_PER_POSITION;
 
@@ -106,6 +107,9 @@ pub struct LayeredResult {
     pub peak_positions: u64,
     /// Most bytes held in memory at once (the group's set, the layer's seeds, the stack and the write buffers).
     pub peak_bytes: usize,
+    /// The parts of [`LayeredResult::peak_bytes`]: the group's set, the stack, the merge's read buffers,
+    /// the write buffers; and the positions of the group then searched.
+    pub peak_parts: [usize; 5],
     /// Most bytes of spill files on disk at once.
     pub peak_disk: u64,
     pub elapsed_ms: f64,
@@ -114,112 +118,354 @@ pub struct LayeredResult {
     pub chain: Vec<Key>,
 }
 
-/// The positions of one group, in the least memory: within a group every card is either home, on its dealt
+/// A position of one group, in the least memory: within a group every card is either home, on its dealt
 /// card (both fixed by the signature) or *free* (in a cell, at a column's bottom, or on one of its two
-/// parents: 2 bits). With at most 31 free cards a position is a 62-bit code in an open-addressing table of
-/// `u64` (8 bytes a slot, about 10-16 bytes a position); otherwise its 20-byte key goes to a [`KeySet`].
-enum GroupSet {
-    Codes {
-        /// The free cards, in code order.
-        free: Vec<u8>,
-        /// Slots: 0 empty, else the code with bit 63 set.
-        slots: Vec<u64>,
-        len: usize,
-    },
-    Keys(KeySet),
+/// parents: 2 bits). A code holds those 2 bits for each free card, in the group's order of free cards,
+/// and two flags on top: the slot is in use, and the position was taken for expansion. `u64` codes
+/// hold groups of up to 31 free cards, `u128` codes every group (52 cards).
+trait Code: Copy + Eq + Default {
+    /// Most free cards a code holds.
+    const CARDS: usize;
+    /// The code in use whose places are the low bits of `x`.
+    fn from_places(x: u128) -> Self;
+    /// The places (the code without its flags).
+    fn places(self) -> u128;
+    fn is_empty(self) -> bool;
+    fn taken(self) -> bool;
+    fn with_taken(self) -> Self;
+    /// The code without its taken flag (what identifies the position).
+    fn position(self) -> Self;
+    /// 64 well-mixed bits of the position.
+    fn hash(self) -> u64;
 }
 
-/// Most free cards of a group held as codes.
-const MAX_FREE: usize = 31;
-
+/// A card's 3-bit field in a key.
 #[inline(always)]
 fn field(k: &Key, c: usize) -> u64 {
     (k[c / 21] >> (3 * (c % 21))) & 7
 }
 
-impl GroupSet {
-    /// The set for the group of `key` (empty).
-    fn for_group(key: &Key) -> GroupSet {
-        let free: Vec<u8> = (0..52u8)
-            .filter(|&c| !matches!(field(key, c as usize), 0 | 3))
-            .collect();
-        if free.len() > MAX_FREE {
-            return GroupSet::Keys(KeySet::new());
-        }
-        GroupSet::Codes {
-            free,
-            slots: vec![0; 16],
+/// The 2-bit place of a free card from its field (1, 2, 4 or 5), and back.
+#[inline(always)]
+fn place_of(f: u64) -> u64 {
+    debug_assert!(matches!(f, 1 | 2 | 4 | 5), "a free card's place");
+    f - 1 - (f > 3) as u64
+}
+const FIELD_OF: [u64; 4] = [1, 2, 4, 5];
+
+impl Code for u64 {
+    const CARDS: usize = 31;
+    #[inline(always)]
+    fn from_places(x: u128) -> u64 {
+        x as u64 | 1 << 63
+    }
+    #[inline(always)]
+    fn places(self) -> u128 {
+        (self & ((1 << 62) - 1)) as u128
+    }
+    #[inline(always)]
+    fn is_empty(self) -> bool {
+        self == 0
+    }
+    #[inline(always)]
+    fn taken(self) -> bool {
+        self & 1 << 62 != 0
+    }
+    #[inline(always)]
+    fn with_taken(self) -> u64 {
+        self | 1 << 62
+    }
+    #[inline(always)]
+    fn position(self) -> u64 {
+        self & !(1 << 62)
+    }
+    #[inline(always)]
+    fn hash(self) -> u64 {
+        self.position().wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+impl Code for u128 {
+    const CARDS: usize = 52;
+    #[inline(always)]
+    fn from_places(x: u128) -> u128 {
+        x | 1 << 127
+    }
+    #[inline(always)]
+    fn places(self) -> u128 {
+        self & ((1 << 126) - 1)
+    }
+    #[inline(always)]
+    fn is_empty(self) -> bool {
+        self == 0
+    }
+    #[inline(always)]
+    fn taken(self) -> bool {
+        self & 1 << 126 != 0
+    }
+    #[inline(always)]
+    fn with_taken(self) -> u128 {
+        self | 1 << 126
+    }
+    #[inline(always)]
+    fn position(self) -> u128 {
+        self & !(1 << 126)
+    }
+    #[inline(always)]
+    fn hash(self) -> u64 {
+        let p = self.position();
+        (p as u64 ^ ((p >> 64) as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+/// Slots of a table before it splits into shards.
+const SPLIT: usize = 1 << 20;
+/// Shards of a large table: `1 << SHARD_BITS`. Each grows on its own, so a growing table holds at most
+/// an eighth more than itself; each stays large enough for huge pages.
+const SHARD_BITS: u32 = 4;
+
+/// The set of one group's positions: open addressing over codes, probed linearly, kept at most 7/8
+/// full; one shard while small, then [`SHARD_BITS`] of them, each doubled on its own.
+struct Table<C: Code> {
+    shards: Vec<Vec<C>>,
+    lens: Vec<usize>,
+    bits: u32,
+    len: usize,
+}
+
+impl<C: Code> Table<C> {
+    fn new() -> Table<C> {
+        Table {
+            shards: vec![vec![C::default(); 16]],
+            lens: vec![0],
+            bits: 0,
             len: 0,
         }
     }
 
+    /// The shard and the home slot of a hash.
     #[inline(always)]
-    fn encode(free: &[u8], k: &Key) -> u64 {
-        let mut code = 0u64;
-        for (i, &c) in free.iter().enumerate() {
-            let f = field(k, c as usize);
-            debug_assert!(matches!(f, 1 | 2 | 4 | 5), "a free card's place");
-            code |= (f - 1 - (f > 3) as u64) << (2 * i);
-        }
-        code | 1 << 63
+    fn home(&self, h: u64) -> (usize, usize) {
+        let s = if self.bits == 0 {
+            0
+        } else {
+            (h >> (64 - self.bits)) as usize
+        };
+        let n = self.shards[s].len();
+        (s, ((h << self.bits) >> (64 - n.trailing_zeros())) as usize)
     }
 
-    /// The home slot of `code` in a table of `mask + 1` (a power of two) slots: Fibonacci hashing.
-    #[inline(always)]
-    fn slot(code: u64, mask: usize) -> usize {
-        (code.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - mask.count_ones())) as usize
-    }
-
-    /// Insert the position of `k` (a key of this group); true when it is new.
+    /// Insert `code` (its taken flag as given); true when its position is new.
     #[inline]
-    fn insert(&mut self, k: &Key) -> bool {
-        match self {
-            GroupSet::Keys(set) => set.insert(k),
-            GroupSet::Codes {
-                free, slots, len, ..
-            } => {
-                let code = Self::encode(free, k);
-                if (*len + 1) * 8 > slots.len() * 7 {
-                    let old = std::mem::replace(slots, vec![0; slots.len() * 2]);
-                    crate::mem::advise_huge_pages(slots);
-                    let mask = slots.len() - 1;
-                    for c in old.into_iter().filter(|&c| c != 0) {
-                        let mut i = Self::slot(c, mask);
-                        while slots[i] != 0 {
-                            i = (i + 1) & mask;
-                        }
-                        slots[i] = c;
-                    }
-                }
-                let mask = slots.len() - 1;
-                let mut i = Self::slot(code, mask);
-                loop {
-                    match slots[i] {
-                        0 => {
-                            slots[i] = code;
-                            *len += 1;
-                            return true;
-                        }
-                        c if c == code => return false,
-                        _ => i = (i + 1) & mask,
-                    }
+    fn insert(&mut self, code: C) -> bool {
+        let h = code.hash();
+        let s = self.home(h).0;
+        if (self.lens[s] + 1) * 8 > self.shards[s].len() * 7 {
+            self.grow(s);
+        }
+        let (s, mut i) = self.home(h);
+        let shard = &mut self.shards[s];
+        let mask = shard.len() - 1;
+        let pos = code.position();
+        loop {
+            let c = shard[i];
+            if c.is_empty() {
+                shard[i] = code;
+                self.lens[s] += 1;
+                self.len += 1;
+                return true;
+            }
+            if c.position() == pos {
+                return false;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Place a code known to be absent (while growing).
+    fn place(&mut self, code: C) {
+        let (s, mut i) = self.home(code.hash());
+        let shard = &mut self.shards[s];
+        let mask = shard.len() - 1;
+        while !shard[i].is_empty() {
+            i = (i + 1) & mask;
+        }
+        shard[i] = code;
+        self.lens[s] += 1;
+    }
+
+    /// Double shard `s`, or split the one shard of a large table.
+    fn grow(&mut self, s: usize) {
+        if self.bits == 0 && self.shards[0].len() >= SPLIT {
+            let old = std::mem::take(&mut self.shards[0]);
+            self.bits = SHARD_BITS;
+            let each = (2 * old.len()) >> SHARD_BITS;
+            self.shards = (0..1 << SHARD_BITS)
+                .map(|_| {
+                    let v = vec![C::default(); each];
+                    crate::mem::advise_huge_pages(&v);
+                    v
+                })
+                .collect();
+            self.lens = vec![0; 1 << SHARD_BITS];
+            for c in old.into_iter().filter(|c| !c.is_empty()) {
+                self.place(c);
+            }
+            return;
+        }
+        let n = 2 * self.shards[s].len();
+        let fresh = vec![C::default(); n];
+        crate::mem::advise_huge_pages(&fresh);
+        let old = std::mem::replace(&mut self.shards[s], fresh);
+        self.lens[s] = 0;
+        for c in old.into_iter().filter(|c| !c.is_empty()) {
+            self.place(c);
+        }
+    }
+
+    /// The next position not yet taken at or after `cursor` (shard, slot), taken now; `None` at the
+    /// end of the table. A table that grows meanwhile may move positions behind the cursor.
+    fn take_next(&mut self, cursor: &mut (usize, usize)) -> Option<C> {
+        while cursor.0 < self.shards.len() {
+            let shard = &mut self.shards[cursor.0];
+            while cursor.1 < shard.len() {
+                let c = shard[cursor.1];
+                cursor.1 += 1;
+                if !c.is_empty() && !c.taken() {
+                    shard[cursor.1 - 1] = c.with_taken();
+                    return Some(c);
                 }
             }
+            *cursor = (cursor.0 + 1, 0);
         }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            GroupSet::Keys(set) => set.len(),
-            GroupSet::Codes { len, .. } => *len,
-        }
+        None
     }
 
     fn memory(&self) -> usize {
-        match self {
-            GroupSet::Keys(set) => set.memory(),
-            GroupSet::Codes { slots, .. } => slots.capacity() * 8,
+        self.shards
+            .iter()
+            .map(|s| s.capacity() * std::mem::size_of::<C>())
+            .sum()
+    }
+}
+
+/// Bit 0 of each 3-bit field of a key word.
+const LOW: u64 = 0o111_111_111_111_111_111_111;
+
+/// A group's coding of positions: its free cards, in card order, the 2-bit place of card `i` of them at
+/// bits `2i, 2i + 1` of the code.
+struct Frame {
+    free: Vec<u8>,
+    /// The key with the free cards' fields cleared (the group's fixed part).
+    fixed: Key,
+    /// Per key word, the bits `3j, 3j + 1` of the fields of free cards, and their number.
+    masks: [u64; 3],
+    bits: [u32; 3],
+    /// Whether the processor has BMI2 (`pext`, `pdep`): then a key is coded a word at a time.
+    bmi2: bool,
+}
+
+impl Frame {
+    /// The frame of the group of `key`.
+    fn of(key: &Key) -> Frame {
+        let free: Vec<u8> = (0..52u8)
+            .filter(|&c| !matches!(field(key, c as usize), 0 | 3))
+            .collect();
+        let mut fixed = *key;
+        let mut masks = [0u64; 3];
+        for &c in &free {
+            let c = c as usize;
+            fixed[c / 21] &= !(7 << (3 * (c % 21)));
+            masks[c / 21] |= 3 << (3 * (c % 21));
         }
+        #[cfg(target_arch = "x86_64")]
+        let bmi2 = std::is_x86_feature_detected!("bmi2");
+        #[cfg(not(target_arch = "x86_64"))]
+        let bmi2 = false;
+        Frame {
+            free,
+            fixed,
+            masks,
+            bits: masks.map(|m| m.count_ones()),
+            bmi2,
+        }
+    }
+
+    /// The code of `key`, a position of the group.
+    #[inline(always)]
+    fn encode<C: Code>(&self, key: &Key) -> C {
+        #[cfg(target_arch = "x86_64")]
+        if self.bmi2 {
+            // SAFETY: the processor has BMI2.
+            return C::from_places(unsafe { self.encode_bmi2(key) });
+        }
+        C::from_places(self.encode_cards(key))
+    }
+
+    /// [`Frame::encode`] a card at a time.
+    fn encode_cards(&self, key: &Key) -> u128 {
+        let mut x = 0u128;
+        for (i, &c) in self.free.iter().enumerate() {
+            x |= (place_of(field(key, c as usize)) as u128) << (2 * i);
+        }
+        x
+    }
+
+    /// [`Frame::encode`] a word at a time: in each field, the place's low bit is `b1 | (b2 & b0)` and
+    /// its high bit `b2` (fields 1, 2, 4, 5 give places 0, 1, 2, 3), gathered by `pext`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi2")]
+    unsafe fn encode_bmi2(&self, key: &Key) -> u128 {
+        use std::arch::x86_64::_pext_u64;
+        let mut x = 0u128;
+        let mut at = 0;
+        for (w, &k) in key.iter().enumerate() {
+            let (b0, b1, b2) = (k & LOW, (k >> 1) & LOW, (k >> 2) & LOW);
+            let spread = (b1 | (b2 & b0)) | b2 << 1;
+            x |= (_pext_u64(spread, self.masks[w]) as u128) << at;
+            at += self.bits[w];
+        }
+        x
+    }
+
+    /// The key of `code`.
+    #[inline(always)]
+    fn decode<C: Code>(&self, code: C) -> Key {
+        #[cfg(target_arch = "x86_64")]
+        if self.bmi2 {
+            // SAFETY: the processor has BMI2.
+            return unsafe { self.decode_bmi2(code.places()) };
+        }
+        self.decode_cards(code.places())
+    }
+
+    /// [`Frame::decode`] a card at a time.
+    fn decode_cards(&self, x: u128) -> Key {
+        let mut k = self.fixed;
+        for (i, &c) in self.free.iter().enumerate() {
+            let c = c as usize;
+            k[c / 21] |= FIELD_OF[((x >> (2 * i)) & 3) as usize] << (3 * (c % 21));
+        }
+        k
+    }
+
+    /// [`Frame::decode`] a word at a time: places 0, 1, 2, 3 (low bit `l`, high bit `h`) give fields with
+    /// `b0 = !(l ^ h)`, `b1 = l & !h`, `b2 = h`, spread by `pdep`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi2")]
+    unsafe fn decode_bmi2(&self, x: u128) -> Key {
+        use std::arch::x86_64::_pdep_u64;
+        let mut k = self.fixed;
+        let mut at = 0;
+        for (w, kw) in k.iter_mut().enumerate() {
+            let part = (x >> at) as u64;
+            let spread = _pdep_u64(part, self.masks[w]);
+            let free = self.masks[w] & LOW;
+            let (l, h) = (spread & LOW, (spread >> 1) & LOW);
+            *kw |= (!(l ^ h) & free) | (l & !h) << 1 | h << 2;
+            at += self.bits[w];
+        }
+        k
     }
 }
 
@@ -472,6 +718,8 @@ struct Merge {
     chunk: usize,
     runs: Vec<Run>,
     heap: std::collections::BinaryHeap<Head>,
+    /// The last key given (a key may be in several runs).
+    last: Option<[u32; 5]>,
 }
 
 impl Merge {
@@ -504,25 +752,29 @@ impl Merge {
         self.runs.len() * self.chunk
     }
 
-    /// The keys of the next group hash (one group, or a few whose signatures share a hash), sorted.
-    fn next_group(&mut self) -> Result<Option<Vec<[u32; 5]>>> {
-        let Some(std::cmp::Reverse(((h0, h1, _), _))) = self.heap.peek().copied() else {
-            return Ok(None);
-        };
-        let mut keys: Vec<[u32; 5]> = Vec::new();
+    /// The group hash of the next seed, if any.
+    fn peek_hash(&self) -> Option<(u32, u32)> {
+        self.heap
+            .peek()
+            .map(|&std::cmp::Reverse(((a, b, _), _))| (a, b))
+    }
+
+    /// The next seed key of group hash `h` (in key order, each key once), `None` past the last one.
+    fn next_in_group(&mut self, h: (u32, u32)) -> Result<Option<[u32; 5]>> {
         while let Some(&std::cmp::Reverse(((a, b, key), i))) = self.heap.peek() {
-            if (a, b) != (h0, h1) {
-                break;
+            if (a, b) != h {
+                return Ok(None);
             }
             self.heap.pop();
-            if keys.last() != Some(&key) {
-                keys.push(key);
-            }
             if let Some(r) = self.next_of(i)? {
                 self.heap.push(std::cmp::Reverse((rec_order(&r), i)));
             }
+            if self.last != Some(key) {
+                self.last = Some(key);
+                return Ok(Some(key));
+            }
         }
-        Ok(Some(keys))
+        Ok(None)
     }
 }
 
@@ -649,8 +901,9 @@ pub fn prove_layered(
     limits: Limits,
     max_memory: Option<usize>,
 ) -> Result<LayeredResult> {
-    // The write buffers take at most a quarter of the memory budget.
-    let flush = max_memory.map_or(FLUSH_KEYS, |m| (m / 4 / RECORD).clamp(1 << 12, FLUSH_KEYS));
+    // The write buffers take at most an eighth of the memory budget (twice that with the slack of
+    // growing vectors).
+    let flush = max_memory.map_or(FLUSH_KEYS, |m| (m / 8 / RECORD).clamp(1 << 12, FLUSH_KEYS));
     prove_layered_flushing(layout, ncells, limits, max_memory, flush)
 }
 
@@ -662,30 +915,201 @@ pub fn prove_layered_flushing(
     max_memory: Option<usize>,
     flush_keys: usize,
 ) -> Result<LayeredResult> {
-    // The files kept for lines take at most twice the memory budget on disk.
-    let max_kept = max_memory.map_or(u64::MAX, |m| 2 * m as u64);
-    search(layout, ncells, limits, max_memory, flush_keys, max_kept)
+    let bounds = Bounds {
+        // The files kept for lines take at most twice the memory budget on disk.
+        max_kept: max_memory.map_or(u64::MAX, |m| 2 * m as u64),
+        // The stack of positions to expand takes at most a sixteenth of it.
+        max_stack_bytes: max_memory.map_or(usize::MAX, |m| m / 16),
+    };
+    search(layout, ncells, limits, max_memory, flush_keys, bounds)
 }
 
-/// [`prove_layered_flushing`], keeping at most `max_kept` bytes of finished layers for lines.
+/// The bounds of a layered search besides its limits and memory.
+#[derive(Clone, Copy)]
+struct Bounds {
+    /// Bytes of finished layers' files kept for lines.
+    max_kept: u64,
+    /// Bytes of the stack of positions to expand; positions past it wait in the group's set, untaken,
+    /// and are found again by a scan of the set.
+    max_stack_bytes: usize,
+}
+
+/// How the search of one group ended.
+enum GroupEnd {
+    /// Every position of the group was expanded: their number.
+    Done(usize),
+    /// A won or sorted position, or one whose child is won (`tail`); the group's positions so far.
+    Won {
+        target: Key,
+        tail: Option<Key>,
+        len: usize,
+    },
+    Out(Budget),
+}
+
+/// What the search of a group needs from the whole search.
+struct Cx<'a> {
+    rules: &'a Rules,
+    seeds: Seeds,
+    limits: Limits,
+    max_memory: Option<usize>,
+    max_stack_bytes: usize,
+    start: Instant,
+    layer: usize,
+    /// Positions of finished groups.
+    done: u64,
+    expanded: u64,
+    /// Bytes of the layer's merge (its read buffers).
+    merge_bytes: usize,
+    kids: Vec<Key>,
+    res: LayeredResult,
+}
+
+/// Search the group of `first` (a seed), its other seeds given by `more`: depth first from each seed,
+/// with a stack of at most [`Cx::max_stack_bytes`]; positions that find the stack full wait in the set
+/// untaken, and scans of the set take them until none is left.
+fn search_group<C: Code>(
+    cx: &mut Cx,
+    frame: &Frame,
+    first: Key,
+    more: &mut dyn FnMut() -> Result<Option<Key>>,
+) -> Result<GroupEnd> {
+    debug_assert!(frame.free.len() <= C::CARDS);
+    let sig = signature(&first);
+    let mut table = Table::<C>::new();
+    let max_stack = (cx.max_stack_bytes / std::mem::size_of::<C>()).max(1);
+    let mut stack: Vec<C> = Vec::new();
+    // Positions in the set not yet taken for expansion.
+    let mut waiting = 0usize;
+    let mut cursor = (0, 0);
+    let mut next = Some(first);
+    loop {
+        // The next position to expand: from the stack, else the next seed, else one left waiting.
+        let code = if let Some(c) = stack.pop() {
+            c
+        } else if let Some(seed) = match next.take() {
+            Some(s) => Some(s),
+            None => more()?,
+        } {
+            debug_assert_eq!(signature(&seed), sig, "a seed of another group");
+            let code = frame.encode::<C>(&seed).with_taken();
+            if !table.insert(code) {
+                continue;
+            }
+            if cx.rules.is_sorted(&seed) {
+                return Ok(GroupEnd::Won {
+                    target: seed,
+                    tail: None,
+                    len: table.len,
+                });
+            }
+            code
+        } else if waiting > 0 {
+            match table.take_next(&mut cursor) {
+                Some(c) => {
+                    waiting -= 1;
+                    c
+                }
+                None => {
+                    // The table grew behind the cursor: scan again.
+                    cursor = (0, 0);
+                    continue;
+                }
+            }
+        } else {
+            return Ok(GroupEnd::Done(table.len));
+        };
+        let key = frame.decode(code);
+        let p = cx.rules.decode(&key);
+        cx.rules.children(&p, &mut cx.kids);
+        for k in &cx.kids {
+            if *k == [0; 3] {
+                return Ok(GroupEnd::Won {
+                    target: key,
+                    tail: Some(*k),
+                    len: table.len,
+                });
+            }
+            let l = progress(k);
+            debug_assert!(l >= cx.layer, "a move lowered the progress");
+            if l > cx.layer {
+                cx.seeds.push(l, k, Some(&key))?;
+                continue;
+            }
+            debug_assert_eq!(
+                signature(k),
+                sig,
+                "a move within a layer changed the signature"
+            );
+            let room = stack.len() < max_stack;
+            let c = frame.encode::<C>(k);
+            if table.insert(if room { c.with_taken() } else { c }) {
+                if cx.rules.is_sorted(k) {
+                    return Ok(GroupEnd::Won {
+                        target: *k,
+                        tail: None,
+                        len: table.len,
+                    });
+                }
+                if room {
+                    stack.push(c);
+                } else {
+                    waiting += 1;
+                }
+            }
+        }
+        cx.expanded += 1;
+        if cx.expanded & 4095 == 0 {
+            let res = &mut cx.res;
+            res.positions = cx.done + table.len as u64;
+            if res.positions >= cx.limits.max_positions {
+                return Ok(GroupEnd::Out(Budget::Positions));
+            }
+            let parts = [
+                table.memory(),
+                stack.capacity() * std::mem::size_of::<C>(),
+                cx.merge_bytes,
+                cx.seeds.memory(),
+                table.len,
+            ];
+            let bytes = parts[..4].iter().sum();
+            if bytes > res.peak_bytes {
+                res.peak_bytes = bytes;
+                res.peak_parts = parts;
+            }
+            res.peak_disk = res.peak_disk.max(cx.seeds.disk);
+            if cx.max_memory.is_some_and(|m| bytes > m) {
+                return Ok(GroupEnd::Out(Budget::Positions));
+            }
+            if let Some(ms) = cx.limits.max_millis {
+                if cx.start.elapsed().as_millis() as u64 >= ms {
+                    return Ok(GroupEnd::Out(Budget::Time));
+                }
+            }
+        }
+    }
+}
+
+/// [`prove_layered_flushing`] within `bounds`.
 fn search(
     layout: &Layout,
     ncells: usize,
     limits: Limits,
     max_memory: Option<usize>,
     flush_keys: usize,
-    max_kept: u64,
+    bounds: Bounds,
 ) -> Result<LayeredResult> {
     let start = Instant::now();
     let (mut p0, _) = Position::from_layout(layout, ncells)?;
     p0.settle(None);
     let rules = Rules::new(layout, ncells);
     let root = *p0.key();
-    let mut res = LayeredResult {
+    let res = LayeredResult {
         outcome: LayeredOutcome::Unsolvable,
         positions: 0,
         peak_positions: 0,
         peak_bytes: 0,
+        peak_parts: [0; 5],
         peak_disk: 0,
         elapsed_ms: 0.0,
         chain: vec![],
@@ -696,117 +1120,88 @@ fn search(
         Ok(r)
     };
     if rules.is_sorted(&root) {
+        let mut res = res;
         res.positions = 1;
         res.chain = vec![root];
         return finish(res, LayeredOutcome::Won);
     }
-    let mut seeds = Seeds::new(flush_keys.max(1), max_kept)?;
+    let mut cx = Cx {
+        rules: &rules,
+        seeds: Seeds::new(flush_keys.max(1), bounds.max_kept)?,
+        limits,
+        max_memory,
+        max_stack_bytes: bounds.max_stack_bytes,
+        start,
+        layer: 0,
+        done: 0,
+        expanded: 0,
+        merge_bytes: 0,
+        kids: Vec::with_capacity(128),
+        res,
+    };
     let first = progress(&root);
-    seeds.push(first, &root, None)?;
-    let mut kids: Vec<Key> = Vec::with_capacity(128);
-    let mut stack: Vec<Key> = Vec::new();
-    let mut expanded = 0u64;
-    // The positions of finished layers.
-    let mut done = 0u64;
+    cx.seeds.push(first, &root, None)?;
     for layer in first..LAYERS {
         // The layer's seeds, group by group, merged from the sorted runs on disk: positions of one
         // signature reach only each other within the layer, so each group is searched with a set of
-        // its own, dropped after; memory holds one group's seeds at a time.
-        let mut merge = seeds.merge(layer)?;
-        while let Some(mut layer_seeds) = merge.next_group()? {
-            // The merge gives the keys of a hash in order; a hash standing for more than one signature
-            // (rare) is sorted by signature first.
-            let sig0 = signature(&unpack(&layer_seeds[0]));
-            if layer_seeds.iter().any(|k| signature(&unpack(k)) != sig0) {
-                layer_seeds.sort_unstable_by_key(|k| (signature(&unpack(k)), *k));
-            }
-            let mut from = 0;
-            while from < layer_seeds.len() {
-                let sig = signature(&unpack(&layer_seeds[from]));
-                let mut to = from + 1;
-                while to < layer_seeds.len() && signature(&unpack(&layer_seeds[to])) == sig {
-                    to += 1;
-                }
-                // A won position: the line to it, found again backwards.
-                let won = |seeds: &Seeds,
-                           res: LayeredResult,
-                           set: &GroupSet,
-                           target: Key,
-                           tail: Option<Key>| {
-                    let mut res = res;
-                    res.positions = done + set.len() as u64;
-                    res.chain = chain_to(&rules, seeds, target, tail, max_memory)?;
-                    finish(res, LayeredOutcome::Won)
+        // its own, dropped after.
+        cx.layer = layer;
+        let mut merge = cx.seeds.merge(layer)?;
+        cx.merge_bytes = merge.memory();
+        while let Some(h) = merge.peek_hash() {
+            // The seeds of this hash: the first one's group is searched with them as they come, the
+            // seeds of other groups with the same hash (rare) are kept aside and searched after.
+            let mut aside: Vec<Key> = Vec::new();
+            let mut first = merge.next_in_group(h)?.map(|k| unpack(&k));
+            while let Some(seed) = first {
+                let sig = signature(&seed);
+                let mut rest = std::mem::take(&mut aside).into_iter();
+                let mut more = || -> Result<Option<Key>> {
+                    for k in rest.by_ref() {
+                        if signature(&k) == sig {
+                            return Ok(Some(k));
+                        }
+                        aside.push(k);
+                    }
+                    while let Some(k) = merge.next_in_group(h)? {
+                        let k = unpack(&k);
+                        if signature(&k) == sig {
+                            return Ok(Some(k));
+                        }
+                        aside.push(k);
+                    }
+                    Ok(None)
                 };
-                let mut set = GroupSet::for_group(&unpack(&layer_seeds[from]));
-                for seed in &layer_seeds[from..to] {
-                    let seed = unpack(seed);
-                    if !set.insert(&seed) {
-                        continue;
-                    }
-                    if rules.is_sorted(&seed) {
-                        return won(&seeds, res, &set, seed, None);
-                    }
-                    stack.push(seed);
-                    while let Some(key) = stack.pop() {
-                        let p = rules.decode(&key);
-                        rules.children(&p, &mut kids);
-                        for k in &kids {
-                            if *k == [0; 3] {
-                                return won(&seeds, res, &set, key, Some(*k));
-                            }
-                            let l = progress(k);
-                            debug_assert!(l >= layer, "a move lowered the progress");
-                            if l > layer {
-                                seeds.push(l, k, Some(&key))?;
-                            } else if set.insert(k) {
-                                debug_assert_eq!(
-                                    signature(k),
-                                    sig,
-                                    "a move within a layer changed the signature"
-                                );
-                                if rules.is_sorted(k) {
-                                    return won(&seeds, res, &set, *k, None);
-                                }
-                                stack.push(*k);
-                            }
-                        }
-                        expanded += 1;
-                        if expanded & 4095 == 0 {
-                            res.positions = done + set.len() as u64;
-                            if res.positions >= limits.max_positions {
-                                return finish(res, LayeredOutcome::Undecided(Budget::Positions));
-                            }
-                            let bytes = set.memory()
-                                + stack.capacity() * std::mem::size_of::<Key>()
-                                + layer_seeds.capacity() * std::mem::size_of::<[u32; 5]>()
-                                + merge.memory()
-                                + seeds.memory();
-                            res.peak_bytes = res.peak_bytes.max(bytes);
-                            res.peak_disk = res.peak_disk.max(seeds.disk);
-                            if max_memory.is_some_and(|m| bytes > m) {
-                                return finish(res, LayeredOutcome::Undecided(Budget::Positions));
-                            }
-                            if let Some(ms) = limits.max_millis {
-                                if start.elapsed().as_millis() as u64 >= ms {
-                                    return finish(res, LayeredOutcome::Undecided(Budget::Time));
-                                }
-                            }
+                let frame = Frame::of(&seed);
+                let end = if frame.free.len() <= u64::CARDS {
+                    search_group::<u64>(&mut cx, &frame, seed, &mut more)?
+                } else {
+                    search_group::<u128>(&mut cx, &frame, seed, &mut more)?
+                };
+                match end {
+                    GroupEnd::Done(len) => {
+                        let res = &mut cx.res;
+                        res.peak_positions = res.peak_positions.max(len as u64);
+                        cx.done += len as u64;
+                        res.positions = cx.done;
+                        if res.positions >= limits.max_positions {
+                            return finish(cx.res, LayeredOutcome::Undecided(Budget::Positions));
                         }
                     }
+                    GroupEnd::Won { target, tail, len } => {
+                        // The line to it, found again backwards.
+                        let mut res = cx.res;
+                        res.positions = cx.done + len as u64;
+                        res.chain = chain_to(&rules, &cx.seeds, target, tail, max_memory)?;
+                        return finish(res, LayeredOutcome::Won);
+                    }
+                    GroupEnd::Out(b) => return finish(cx.res, LayeredOutcome::Undecided(b)),
                 }
-                // Nothing reachable from here on has this layer and signature: drop the group.
-                res.peak_positions = res.peak_positions.max(set.len() as u64);
-                done += set.len() as u64;
-                res.positions = done;
-                if res.positions >= limits.max_positions {
-                    return finish(res, LayeredOutcome::Undecided(Budget::Positions));
-                }
-                from = to;
+                first = (!aside.is_empty()).then(|| aside.remove(0));
             }
         }
     }
-    finish(res, LayeredOutcome::Unsolvable)
+    finish(cx.res, LayeredOutcome::Unsolvable)
 }
 
 /// The prover within its memory ([`Prover::max_memory`]). When the memory runs out before the position
@@ -884,6 +1279,141 @@ pub fn prove_bounded(
 mod tests {
     use super::*;
 
+    fn kept(max_kept: u64) -> Bounds {
+        Bounds {
+            max_kept,
+            max_stack_bytes: usize::MAX,
+        }
+    }
+
+    /// A table keeps each position once, through its growth and its split into shards, and a scan
+    /// takes every position inserted untaken exactly once, even when the table grows during the scan.
+    #[test]
+    fn table_scans_take_every_waiting_position_once() {
+        fn check<C: Code + std::fmt::Debug + std::hash::Hash>(code: impl Fn(u64) -> C) {
+            let mut t = Table::<C>::new();
+            let mut waiting = std::collections::HashSet::new();
+            // Positions 1..=n, every third one inserted untaken.
+            let n = 2_400_000u64;
+            let mut x = 1u64;
+            let mut next = || {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                x >> 20
+            };
+            let put = |t: &mut Table<C>, waiting: &mut std::collections::HashSet<C>, v: u64| {
+                let c = code(v);
+                let new = t.insert(if v % 3 == 0 { c } else { c.with_taken() });
+                if new && v % 3 == 0 {
+                    waiting.insert(c);
+                }
+                new
+            };
+            let mut inserted = 0;
+            for _ in 0..n / 2 {
+                inserted += put(&mut t, &mut waiting, next()) as usize;
+            }
+            assert_eq!(t.len, inserted);
+            let mut cursor = (0, 0);
+            let mut taken = 0;
+            while !waiting.is_empty() {
+                match t.take_next(&mut cursor) {
+                    Some(c) => {
+                        assert!(!c.taken());
+                        assert!(waiting.remove(&c), "{c:?} taken twice");
+                        taken += 1;
+                        // Growth during the scan.
+                        if taken % 2 == 0 {
+                            inserted += put(&mut t, &mut waiting, next()) as usize;
+                            inserted += put(&mut t, &mut waiting, next()) as usize;
+                        }
+                    }
+                    None => cursor = (0, 0),
+                }
+            }
+            assert_eq!(t.len, inserted);
+            assert!(t.bits > 0, "the table split into shards");
+            // Every position is there once: inserting any again is not new.
+            let mut x2 = 1u64;
+            for _ in 0..n / 2 {
+                x2 = x2
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                assert!(!t.insert(code(x2 >> 20)));
+            }
+            assert_eq!(t.len, inserted);
+        }
+        check(|v| (v & ((1 << 62) - 1)) | 1 << 63);
+        check(|v| (v as u128) << 40 | 1 << 127);
+    }
+
+    /// Keys coded a word at a time (BMI2) give the codes coded a card at a time, and decode back.
+    #[test]
+    fn codes_of_words_and_of_cards_agree() {
+        let mut kids = Vec::new();
+        let mut checked = 0;
+        for deal in 1..=40u64 {
+            let layout = Layout::deal(deal).unwrap();
+            let rules = Rules::new(&layout, 2);
+            let (mut p, _) = Position::from_layout(&layout, 2).unwrap();
+            p.settle(None);
+            // A walk of a few hundred moves, always the last child.
+            let mut key = *p.key();
+            for _ in 0..200 {
+                let f = Frame::of(&key);
+                let x = f.encode_cards(&key);
+                assert_eq!(f.decode_cards(x), key);
+                assert_eq!(f.decode::<u128>(f.encode::<u128>(&key)), key);
+                assert_eq!(f.encode::<u128>(&key).places(), x);
+                if f.free.len() <= 31 {
+                    assert_eq!(f.encode::<u64>(&key).places(), x);
+                }
+                checked += 1;
+                rules.children(&rules.decode(&key), &mut kids);
+                match kids.last() {
+                    Some(k) if *k != [0; 3] => key = *k,
+                    _ => break,
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    /// A stack bounded to one position (the rest wait in the set and are found by scans) gives the
+    /// same counts as an unbounded one.
+    #[test]
+    fn a_bounded_stack_counts_the_same() {
+        let limits = Limits {
+            max_positions: 300_000,
+            max_millis: None,
+        };
+        let small = Bounds {
+            max_kept: u64::MAX,
+            max_stack_bytes: 1,
+        };
+        let deal = Layout::deal(11982).unwrap();
+        let r = search(&deal, 4, limits, None, 5000, small).unwrap();
+        assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
+        assert_eq!(r.positions, 61_643);
+        let mut proofs = 0;
+        for deal in 1..=20u64 {
+            for k in [0usize, 1] {
+                let layout = Layout::deal(deal).unwrap();
+                let a = search(&layout, k, limits, None, 5000, kept(u64::MAX)).unwrap();
+                let b = search(&layout, k, limits, None, 5000, small).unwrap();
+                if a.outcome == LayeredOutcome::Unsolvable {
+                    assert_eq!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
+                    assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
+                    proofs += 1;
+                } else {
+                    assert_ne!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
+                }
+            }
+        }
+        assert!(proofs > 10, "{proofs} proofs");
+    }
+
     /// Past the disk budget for lines the search goes on, with the same count, and a win comes without
     /// a line.
     #[test]
@@ -894,7 +1424,7 @@ mod tests {
         };
         let deal = Layout::deal(11982).unwrap();
         for max_kept in [0, 1 << 12, u64::MAX] {
-            let r = search(&deal, 4, limits, None, 500, max_kept).unwrap();
+            let r = search(&deal, 4, limits, None, 500, kept(max_kept)).unwrap();
             assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
             assert_eq!(r.positions, 61_643);
         }
@@ -903,8 +1433,8 @@ mod tests {
             col.retain(|&c| crate::card::rank(c) >= 7);
         }
         late.foundations = [7; 4];
-        let with = search(&late, 0, limits, None, 100, u64::MAX).unwrap();
-        let without = search(&late, 0, limits, None, 100, 1 << 12).unwrap();
+        let with = search(&late, 0, limits, None, 100, kept(u64::MAX)).unwrap();
+        let without = search(&late, 0, limits, None, 100, kept(1 << 12)).unwrap();
         assert_eq!(with.outcome, LayeredOutcome::Won);
         assert_eq!(without.outcome, LayeredOutcome::Won);
         assert_eq!(with.positions, without.positions);
