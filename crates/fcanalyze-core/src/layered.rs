@@ -135,7 +135,7 @@ const FIELD_OF: [u64; 4] = [1, 2, 4, 5];
 /// Slots of a table before it splits into shards.
 const SPLIT: usize = 1 << 20;
 /// Shards of a large table: `1 << SHARD_BITS`. Each grows on its own, so a growing table holds at most
-/// a sixth more than itself; each stays large enough for huge pages.
+/// a twelfth more than itself; each stays large enough for huge pages.
 const SHARD_BITS: u32 = 4;
 /// A shard grows when it is this full, by [`GROWTH`]: the load stays between 0.64 and 0.8.
 const MAX_LOAD: f64 = 0.8;
@@ -275,41 +275,38 @@ impl Table {
         v
     }
 
-    /// The values of the slots in use of `bytes` (`n` slots).
-    fn values(&self, bytes: &[u8], n: usize) -> Vec<u128> {
+    /// Place the values of the slots in use of `old` (`n` slots), moved out of the table.
+    fn replace_all(&mut self, old: Vec<u8>, n: usize) {
         let mask = self.slot_mask();
-        (0..n)
-            .map(|i| Self::get(bytes, self.stride, mask, i))
-            .filter(|&v| v != 0)
-            .collect()
+        for i in 0..n {
+            let v = Self::get(&old, self.stride, mask, i);
+            if v != 0 {
+                self.place(v);
+            }
+        }
     }
 
-    /// Grow shard `s`, or split the one shard of a large table.
+    /// Grow shard `s`, or split the one shard of a large table. Memory holds the old shard and the
+    /// new one, never a copy of the whole table.
     fn grow(&mut self, s: usize) {
         if self.bits == 0 && self.slots[0] >= SPLIT {
             let old = std::mem::take(&mut self.shards[0]);
-            let values = self.values(&old, self.slots[0]);
-            drop(old);
-            let each = (self.slots[0] as f64 * GROWTH) as usize >> SHARD_BITS;
+            let n = self.slots[0];
+            let each = (n as f64 * GROWTH) as usize >> SHARD_BITS;
             self.bits = SHARD_BITS;
             self.shards = (0..1 << SHARD_BITS).map(|_| self.zeroed(each)).collect();
             self.slots = vec![each; 1 << SHARD_BITS];
             self.lens = vec![0; 1 << SHARD_BITS];
-            for v in values {
-                self.place(v);
-            }
+            self.replace_all(old, n);
             return;
         }
-        let n = ((self.slots[s] as f64 * GROWTH) as usize).max(self.slots[s] + 16);
-        let fresh = self.zeroed(n);
+        let n = self.slots[s];
+        let grown = ((n as f64 * GROWTH) as usize).max(n + 16);
+        let fresh = self.zeroed(grown);
         let old = std::mem::replace(&mut self.shards[s], fresh);
-        let values = self.values(&old, self.slots[s]);
-        drop(old);
-        self.slots[s] = n;
+        self.slots[s] = grown;
         self.lens[s] = 0;
-        for v in values {
-            self.place(v);
-        }
+        self.replace_all(old, n);
     }
 
     /// The places of the next position not yet taken at or after `cursor` (shard, slot), taken now;
