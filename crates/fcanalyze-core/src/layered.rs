@@ -1355,6 +1355,28 @@ mod tests {
         assert!(checked > 1000, "{checked}");
     }
 
+    /// The spill directory of a process that is gone is removed, a live process's is kept. In a
+    /// directory of the test's own: a search elsewhere on the machine removes orphans of the system's
+    /// temporary directory at any time.
+    #[test]
+    fn spill_directories_of_gone_processes_are_removed() {
+        if !Path::new("/proc/self").exists() {
+            return;
+        }
+        let base =
+            std::env::temp_dir().join(format!("fcanalyze-test-orphans-{}", std::process::id()));
+        let orphan = base.join("fcanalyze-layered-999999999-1");
+        let live = base.join(format!("fcanalyze-layered-{}-1", std::process::id()));
+        for d in [&orphan, &live] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("layer-001.keys"), [0u8; 20]).unwrap();
+        }
+        remove_orphans(&base);
+        assert!(!orphan.exists());
+        assert!(live.join("layer-001.keys").exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     /// A stack bounded to one position (the rest wait in the set and are found by scans) gives the
     /// same counts as an unbounded one.
     #[test]
