@@ -105,7 +105,8 @@ pub struct LayeredResult {
     pub positions: u64,
     /// Most positions of one group (held at once).
     pub peak_positions: u64,
-    /// Most bytes held in memory at once (the group's set, the layer's seeds, the stack and the write buffers).
+    /// Most bytes held in memory at once (the group's set, the stack, the merge's read buffers and the
+    /// write buffers).
     pub peak_bytes: usize,
     /// The parts of [`LayeredResult::peak_bytes`]: the group's set, the stack, the merge's read buffers,
     /// the write buffers; and the positions of the group then searched.
