@@ -36,7 +36,9 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Position};
-use crate::prove::{cards_dealt, cards_home, checked_line, pack, signature, unpack, Prover, Rules};
+use crate::prove::{
+    cards_dealt, cards_home, checked_line, pack, signature, unpack, Prover, Rules, FIELD_LOW,
+};
 use crate::search::{Limits, Solver, Strategy};
 use crate::store::BYTES_PER_POSITION;
 
@@ -337,9 +339,6 @@ impl Table {
     }
 }
 
-/// Bit 0 of each 3-bit field of a key word.
-const LOW: u64 = 0o111_111_111_111_111_111_111;
-
 /// A group's coding of positions: its free cards, in card order, the 2-bit place of card `i` of them at
 /// bits `2i, 2i + 1` of the code.
 struct Frame {
@@ -408,7 +407,7 @@ impl Frame {
         let mut x = 0u128;
         let mut at = 0;
         for (w, &k) in key.iter().enumerate() {
-            let (b0, b1, b2) = (k & LOW, (k >> 1) & LOW, (k >> 2) & LOW);
+            let (b0, b1, b2) = (k & FIELD_LOW, (k >> 1) & FIELD_LOW, (k >> 2) & FIELD_LOW);
             let spread = (b1 | (b2 & b0)) | b2 << 1;
             x |= (_pext_u64(spread, self.masks[w]) as u128) << at;
             at += self.bits[w];
@@ -448,8 +447,8 @@ impl Frame {
         for (w, kw) in k.iter_mut().enumerate() {
             let part = (x >> at) as u64;
             let spread = _pdep_u64(part, self.masks[w]);
-            let free = self.masks[w] & LOW;
-            let (l, h) = (spread & LOW, (spread >> 1) & LOW);
+            let free = self.masks[w] & FIELD_LOW;
+            let (l, h) = (spread & FIELD_LOW, (spread >> 1) & FIELD_LOW);
             *kw |= (!(l ^ h) & free) | (l & !h) << 1 | h << 2;
             at += self.bits[w];
         }

@@ -79,7 +79,7 @@ pub struct Rules {
 pub const NFEAT: usize = 5;
 
 /// Low bit of every 3-bit field of a key word.
-const FIELD_LOW: u64 = 0x1249_2492_4924_9249 & ((1 << 63) - 1);
+pub(crate) const FIELD_LOW: u64 = 0x1249_2492_4924_9249 & ((1 << 63) - 1);
 
 impl Rules {
     /// The rules for positions of `layout` (the dealt cards) with `ncells` free cells.
