@@ -228,11 +228,11 @@ impl Table {
     #[inline]
     fn insert(&mut self, places: u128, taken: bool) -> bool {
         let h = Self::hash(places);
-        let s = self.home(h).0;
+        let (mut s, mut i) = self.home(h);
         if (self.lens[s] + 1) as f64 > self.slots[s] as f64 * MAX_LOAD {
             self.grow(s);
+            (s, i) = self.home(h);
         }
-        let (s, mut i) = self.home(h);
         let (stride, mask, n) = (self.stride, self.slot_mask(), self.slots[s]);
         let pos = places | self.used_bit();
         let flag = self.taken_bit();
