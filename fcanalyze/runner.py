@@ -6,6 +6,12 @@ the engine or the number of workers. Each block is one task; its tables come bac
 writes them atomically and records them in ``run.json`` (with checksums) before taking the next result.
 Re-running the same command skips the blocks whose files verify and computes only the rest; a different
 configuration in the same directory is refused.
+
+Within a block, ``analyze`` sends a record per finished deal; the parent appends it to the block's journal
+(``OUT/journal/BLOCK.jsonl``), and a block interrupted half way starts again from its journal, recomputing
+only the deals it lacks (one deal of 1,000 can take hours). The journal goes once the block's files are
+written. ``--redo-undecided`` seeds it with the finished block's decided deals, so only the deals a budget
+left open are searched again.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from fcanalyze import _core, records, tables
 from fcanalyze.deals import format_range, range_size
-from fcanalyze.engines import Engine, Report, Task
+from fcanalyze.engines import Engine, Progress, Report, Task
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS, classify
 
 DEFAULT_SHARD_SIZE = 1000
@@ -37,6 +44,8 @@ class Job:
     counters: tuple[str, ...]
     run_task: Callable[[Task, Report], dict[str, Any]]
     finish: Callable[[Path, dict[str, Any]], dict[str, pa.Table]]
+    #: The resume records of a finished block's decided deals (None: the job journals nothing).
+    decided_records: Callable[[Path, str], list[dict[str, Any]]] | None = None
 
 
 def plan(spans: list[tuple[int, int]], shard_size: int) -> list[tuple[str, tuple[tuple[int, int], ...]]]:
@@ -62,46 +71,61 @@ def _deals(task: Task) -> list[int]:
 # -- analyze: exact minimum cells per deal ------------------------------------------------------------
 
 
+def _classify_record(deal: int, cfg: dict[str, Any]) -> dict[str, Any]:
+    """One deal's rows in both tables, as a resume record: ``{"deal", "deals": row, "searches": [row]}``."""
+    c = classify(
+        deal,
+        cfg["max_cells"],
+        max_positions=cfg["max_positions"],
+        time_limit_ms=cfg["time_limit_ms"],
+        max_memory_mb=cfg["max_memory_mb"],
+    )
+    sol = c.solution
+    row = {
+        "deal": deal,
+        "min_cells": c.min_cells,
+        "min_cells_lower": c.lower,
+        "min_cells_upper": c.upper,
+        "difficulty": records.difficulty(c.lower, c.upper),
+        "moves": sol.move_count if sol else None,
+        "solution": sol.notation if sol else None,
+        "positions": c.positions,
+    }
+    searches = [
+        {
+            "deal": deal,
+            "cells": s.cells,
+            "outcome": s.outcome,
+            "positions": s.positions,
+            "moves": s.move_count if s.outcome == "solved" else None,
+            "elapsed_ms": s.elapsed_ms,
+            "exhausted": s.exhausted,
+        }
+        for s in c.searches
+    ]
+    return {"deal": deal, "deals": row, "searches": searches}
+
+
 def analyze_task(task: Task, report: Report) -> dict[str, Any]:
-    """Classify every deal of one shard (runs in a worker)."""
+    """Classify every deal of one shard (runs in a worker), taking the deals of ``task.resume`` as done."""
     cfg = task.config
+    resumed = {r["deal"]: r for r in task.resume}
     deals: dict[str, list] = {f.name: [] for f in records.DEALS}
     searches: dict[str, list] = {f.name: [] for f in records.SEARCHES}
     counts: Counter[str] = Counter()
     for deal in _deals(task):
-        c = classify(
-            deal,
-            cfg["max_cells"],
-            max_positions=cfg["max_positions"],
-            time_limit_ms=cfg["time_limit_ms"],
-            max_memory_mb=cfg["max_memory_mb"],
-        )
-        sol = c.solution
-        cls = records.difficulty(c.lower, c.upper)
-        for col, value in (
-            ("deal", deal),
-            ("min_cells", c.min_cells),
-            ("min_cells_lower", c.lower),
-            ("min_cells_upper", c.upper),
-            ("difficulty", cls),
-            ("moves", sol.move_count if sol else None),
-            ("solution", sol.notation if sol else None),
-            ("positions", c.positions),
-        ):
-            deals[col].append(value)
-        for s in c.searches:
-            for col, value in (
-                ("deal", deal),
-                ("cells", s.cells),
-                ("outcome", s.outcome),
-                ("positions", s.positions),
-                ("moves", s.move_count if s.outcome == "solved" else None),
-                ("elapsed_ms", s.elapsed_ms),
-                ("exhausted", s.exhausted),
-            ):
-                searches[col].append(value)
+        record = resumed.get(deal)
+        computed = record is None
+        if record is None:
+            record = _classify_record(deal, cfg)
+        for col in deals:
+            deals[col].append(record["deals"][col])
+        for row in record["searches"]:
+            for col in searches:
+                searches[col].append(row[col])
+        cls = record["deals"]["difficulty"]
         counts[cls] += 1
-        report(1, {cls: 1})
+        report(1, {cls: 1}, record if computed else None)
     return {
         "tables": {
             "deals": records.to_table("deals", deals, cfg),
@@ -109,6 +133,23 @@ def analyze_task(task: Task, report: Report) -> dict[str, Any]:
         },
         "counts": dict(counts),
     }
+
+
+def _left_open(record: dict[str, Any]) -> bool:
+    """Whether a budget left something of a deal open: its class, or any of its searches, undecided."""
+    return record["deals"]["difficulty"] == "undecided" or any(
+        s["outcome"] == "undecided" for s in record["searches"]
+    )
+
+
+def analyze_decided(out: Path, block: str) -> list[dict[str, Any]]:
+    """Resume records of a finished block's deals that no budget left open."""
+    deals = pq.read_table(tables.shard_path(out, "deals", block)).to_pylist()
+    rows: dict[int, list[dict[str, Any]]] = {}
+    for row in pq.read_table(tables.shard_path(out, "searches", block)).to_pylist():
+        rows.setdefault(row["deal"], []).append(row)
+    records_ = [{"deal": d["deal"], "deals": d, "searches": rows.get(d["deal"], [])} for d in deals]
+    return [r for r in records_ if not _left_open(r)]
 
 
 def analyze_finish(out: Path, run: dict[str, Any]) -> dict[str, pa.Table]:
@@ -134,6 +175,7 @@ ANALYZE = Job(
     counters=records.CLASSES,
     run_task=analyze_task,
     finish=analyze_finish,
+    decided_records=analyze_decided,
 )
 
 
@@ -304,13 +346,14 @@ def run(
     out: Path,
     engine: Engine,
     config: dict[str, Any],
-    on_progress: Callable[[int, dict[str, int]], None] | None = None,
-    on_skip: Callable[[int, dict[str, int]], None] | None = None,
+    on_progress: Progress | None = None,
+    on_skip: Progress | None = None,
     redo_undecided: bool = False,
 ) -> RunResult:
-    """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there. With
-    `redo_undecided`, finished shards that hold undecided deals are computed again (with this version's
-    searches; the configuration stays the one of the run), each replaced atomically once recomputed."""
+    """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there (whole shards,
+    and the journaled deals of unfinished ones). With `redo_undecided`, the deals a budget left open in
+    finished shards are searched again (with this version's searches; the configuration stays the one of
+    the run), and each such shard is replaced atomically once recomputed."""
     job = JOBS[job_name]
     out = Path(out)
     range_text = format_range(spans)
@@ -336,28 +379,51 @@ def run(
         }
     manifest["complete"] = False
     result = RunResult(out=out, run=manifest)
+    journal = tables.Journal(out)
     tasks = []
     for block, block_spans in plan(spans, config["shard_size"]):
         entry = manifest["shards"].get(block)
         redo = redo_undecided and entry is not None and entry["counts"].get("undecided", 0) > 0
-        if entry is not None and not redo and tables.shard_is_complete(out, block, entry):
+        complete = entry is not None and tables.shard_is_complete(out, block, entry)
+        if complete and not redo:
+            journal.remove(block)  # left over when a run stopped right after writing the block
             result.skipped += 1
             result.counts.update(entry["counts"])
             if on_skip:
                 on_skip(entry["deals"], entry["counts"])
             continue
+        resume = tables.read_journal(tables.journal_path(out, block)) if job.decided_records else []
+        if redo_undecided:
+            resume = [r for r in resume if not _left_open(r)]
+        if complete and redo and job.decided_records:
+            # Journal the decided deals first: once the manifest forgets the block, they live there.
+            have = {r["deal"] for r in resume}
+            for record in job.decided_records(out, block):
+                if record["deal"] not in have:
+                    journal.append(block, record)
+                    resume.append(record)
+            journal.sync()
         manifest["shards"].pop(block, None)
-        tasks.append(Task(job=job_name, config=config, block=block, spans=block_spans))
+        tasks.append(Task(job=job_name, config=config, block=block, spans=block_spans, resume=tuple(resume)))
     tables.write_json(out / tables.RUN_FILE, manifest)
-    for task, output in engine.run(job.run_task, tasks, on_progress or (lambda n, c: None)):
-        files = {
-            name: tables.write_table(tables.shard_path(out, name, task.block), output["tables"][name])
-            for name in job.shard_tables
-        }
-        manifest["shards"][task.block] = {"deals": task.deals, "files": files, "counts": output["counts"]}
-        tables.write_json(out / tables.RUN_FILE, manifest)
-        result.computed += 1
-        result.counts.update(output["counts"])
+    try:
+        for task, output in engine.run(
+            job.run_task,
+            tasks,
+            on_progress or (lambda n, c: None),
+            lambda task, record: journal.append(task.block, record),
+        ):
+            files = {
+                name: tables.write_table(tables.shard_path(out, name, task.block), output["tables"][name])
+                for name in job.shard_tables
+            }
+            manifest["shards"][task.block] = {"deals": task.deals, "files": files, "counts": output["counts"]}
+            tables.write_json(out / tables.RUN_FILE, manifest)
+            journal.remove(task.block)
+            result.computed += 1
+            result.counts.update(output["counts"])
+    finally:
+        journal.close()
     manifest["shards"] = dict(sorted(manifest["shards"].items()))
     manifest["counts"] = {k: result.counts.get(k, 0) for k in job.counters}
     manifest["tables"] = {

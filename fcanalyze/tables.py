@@ -7,6 +7,7 @@ Layout of an output directory::
     OUT/deals/deals-0000000001-0000001000.parquet  # one logical table per directory
     OUT/searches/searches-0000000001-0000001000.parquet
     OUT/unsolvable/unsolvable.parquet              # derived by the parent at the end
+    OUT/journal/0000001001-0000002000.jsonl        # deals finished in a block not yet written
 
 ``pandas.read_parquet(OUT / "deals")`` reads a whole table.
 """
@@ -17,6 +18,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 RUN_FILE = "run.json"
+JOURNAL_DIR = "journal"
+#: Seconds between fsyncs of a journal: a record is flushed at once (a killed process loses nothing), and
+#: on disk within this time (a crash of the machine loses at most this much work).
+JOURNAL_SYNC = 5.0
 RUN_FORMAT = "fcanalyze-run/1"
 COMPRESSION = "zstd"
 
@@ -95,6 +101,72 @@ def remove_stale_temporaries(out: Path) -> int:
     for p in stale:
         p.unlink(missing_ok=True)
     return len(stale)
+
+
+def journal_path(out: Path, block: str) -> Path:
+    return out / JOURNAL_DIR / f"{block}.jsonl"
+
+
+def read_journal(path: Path) -> list[dict[str, Any]]:
+    """The records of a journal, one per deal (a deal's last record wins: it is the newest). Reading
+    stops at the first line that is not a whole record: the tail a killed writer left half written."""
+    if not path.exists():
+        return []
+    found: dict[Any, dict[str, Any]] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            if not isinstance(record, dict) or "deal" not in record:
+                break
+            found[record["deal"]] = record
+    return list(found.values())
+
+
+class Journal:
+    """Append-only journals of records, one file per block, opened on first use."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.files: dict[str, Any] = {}
+        self.synced = time.monotonic()
+
+    def append(self, block: str, record: dict[str, Any]) -> None:
+        f = self.files.get(block)
+        if f is None:
+            path = journal_path(self.out, block)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            f = self.files[block] = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        f.flush()
+        if time.monotonic() - self.synced >= JOURNAL_SYNC:
+            self.sync()
+
+    def sync(self) -> None:
+        for f in self.files.values():
+            os.fsync(f.fileno())
+        self.synced = time.monotonic()
+
+    def remove(self, block: str) -> None:
+        """Drop a block's journal (its files are written)."""
+        f = self.files.pop(block, None)
+        if f is not None:
+            f.close()
+        journal_path(self.out, block).unlink(missing_ok=True)
+
+    def close(self) -> None:
+        for f in self.files.values():
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+        self.files.clear()
+        directory = self.out / JOURNAL_DIR
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
 
 
 def read_run(out: Path) -> dict[str, Any] | None:

@@ -141,6 +141,51 @@ def test_resume_after_sigkill(reference, tmp_path):
     assert_same_tables(reference, out)
 
 
+def test_an_interrupted_shard_resumes_from_its_journal(tmp_path):
+    """One shard of 13 deals: SIGKILL while deal 140 (seconds of search) is in progress, after 1-12 are
+    journaled. The resumed run takes 1-12 from the journal (their measured times stay those of the first
+    run) and searches only 140."""
+    out = tmp_path / "journal"
+    args = ["analyze", "1-12,140", "--out", str(out), "--max-positions", "2000000", "--workers", "2"]
+    proc = subprocess.Popen(
+        [*fcanalyze_command(), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    path = tables.journal_path(out, "0000000001-0000001000")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(tables.read_journal(path)) < 12:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    journaled = {r["deal"]: r for r in tables.read_journal(path)}
+    assert sorted(journaled) == list(range(1, 13))  # 140 was still being searched
+    assert not tables.read_run(out)["shards"]
+    r = run_cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert not (out / tables.JOURNAL_DIR).exists()  # gone with the shard's files
+    deals = pd.read_parquet(out / "deals").set_index("deal")
+    searches = pd.read_parquet(out / "searches")
+    assert sorted(deals.index) == [*range(1, 13), 140]
+    for deal, record in journaled.items():
+        for col, value in record["deals"].items():
+            have = deal if col == "deal" else deals.loc[deal, col]
+            assert (pd.isna(have) and value is None) or have == value, (deal, col)
+        mine = searches[searches["deal"] == deal].to_dict("records")
+        assert [s["elapsed_ms"] for s in mine] == [s["elapsed_ms"] for s in record["searches"]]
+    assert deals.loc[140, "positions"] == searches[searches["deal"] == 140]["positions"].sum() > 0
+
+
+def test_a_torn_journal_tail_is_ignored(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"deal": 1, "x": 1}\n{"deal": 2, "x": 2}\n{"deal": 1, "x": 3}\n{"deal": 4, "x"')
+    assert tables.read_journal(path) == [{"deal": 1, "x": 3}, {"deal": 2, "x": 2}]
+    path.write_text('{"deal": 1}\nnot json\n{"deal": 2}\n')
+    assert tables.read_journal(path) == [{"deal": 1}]
+    assert tables.read_journal(tmp_path / "none.jsonl") == []
+
+
 def test_workers_exit_when_the_parent_is_killed(tmp_path):
     """SIGKILL to the parent alone: its workers, in the middle of a proof, exit too (no orphan keeps a
     core and its memory busy)."""
@@ -247,6 +292,7 @@ def test_redo_undecided_computes_those_shards_again(tmp_path):
     assert shards["0000000001-0000000008"]["counts"]["undecided"] > 0
     assert "undecided" not in shards["0000000161-0000000168"]["counts"]
     first = frames(out)
+    times = pd.read_parquet(out / "searches").set_index(["deal", "cells"])["elapsed_ms"]
     r = run_cli("analyze", "1-8,164", "--out", str(out), *args)
     assert r.returncode == 0 and "(0 shards computed, 2 already done)" in r.stdout
     r = run_cli("analyze", "1-8,164", "--out", str(out), *args, "--redo-undecided")
@@ -254,6 +300,17 @@ def test_redo_undecided_computes_those_shards_again(tmp_path):
     again = frames(out)
     for name in first:  # the same searches give the same rows
         pd.testing.assert_frame_equal(first[name], again[name], check_exact=True)
+    # Only the deals a budget left open were searched again: the others kept their measured times.
+    deals = first["deals"].set_index("deal")
+    open_ = set(first["searches"].query("outcome == 'undecided'")["deal"])
+    open_ |= set(deals.index[deals["difficulty"] == "undecided"])
+    times_again = pd.read_parquet(out / "searches").set_index(["deal", "cells"])["elapsed_ms"]
+    kept = [key for key in times.index if key[0] not in open_]
+    assert open_ and kept
+    assert (times_again[kept] == times[kept]).all()
+    redone = [key for key in times.index if key[0] in open_]
+    assert (times_again[redone] != times[redone]).any()
+    assert not (out / tables.JOURNAL_DIR).exists()
 
 
 def test_refuses_a_foreign_directory(tmp_path):

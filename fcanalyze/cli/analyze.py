@@ -66,7 +66,8 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 @click.option(
     "--redo-undecided",
     is_flag=True,
-    help="Compute again the finished shards that hold undecided deals (e.g. after an upgrade), same options.",
+    help="Search again the deals a budget left undecided in finished shards (e.g. after an upgrade), "
+    "same options; the other deals are kept.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(
@@ -90,7 +91,8 @@ def analyze(
     so each deal ends with a solution at its minimum and a proof that one cell fewer is unsolvable; a
     search that exhausts its budget leaves honest bounds (class undecided when they straddle two
     classes). Writes the deals, searches and unsolvable Parquet
-    tables and run.json to --out, shard by shard; re-running the same command resumes. Without
+    tables and run.json to --out, shard by shard; re-running the same command resumes (an unfinished
+    shard from its last finished deal). Without
     --workers, every core works, as far as the memory holds one --max-memory proof (plus 1 GiB) per worker.
     """
     try:

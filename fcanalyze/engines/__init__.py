@@ -1,6 +1,10 @@
 """Engines run a pipeline's shard tasks: in-process (serial), on local worker processes, or on a Dask
 cluster. They share one interface, so every engine produces the same tables: a worker computes a
 shard and sends its tables back; only the parent writes files and the run manifest.
+
+A task may also send a *record* per finished deal (``report(1, counts, record)``). The local engines pass
+records to the parent as they come (``on_record``), which journals them so that a shard interrupted half
+way resumes from its last finished deal; the Dask engine drops them (its shards resume whole).
 """
 
 from __future__ import annotations
@@ -8,22 +12,35 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-#: ``report(deals_done, counts)`` is called by a task as it goes, for the progress bar.
-Report = Callable[[int, dict[str, int]], None]
+#: ``on_progress(deals_done, counts)`` is how the parent hears of a task's progress, for the progress bar.
+Progress = Callable[[int, dict[str, int]], None]
+#: ``on_record(task, record)``: a record a task sent about one finished deal, in the parent.
+OnRecord = Callable[["Task", Any], None]
+
+
+class Report(Protocol):
+    """What a task calls as it goes: ``report(deals_done, counts)``, with ``record`` (anything picklable
+    that the job can resume from) when the deals done can be saved before the whole shard is."""
+
+    def __call__(self, deals: int, counts: dict[str, int], record: Any = None) -> None: ...
+
+
 #: A task function: ``fn(task, report) -> output``; must be importable by name (it runs in workers).
 TaskFn = Callable[["Task", Report], Any]
 
 
 @dataclass(frozen=True)
 class Task:
-    """One shard of a run: the job, its configuration and the deals of one fixed block."""
+    """One shard of a run: the job, its configuration and the deals of one fixed block, with the records
+    of the deals an earlier attempt already finished (``resume``)."""
 
     job: str
     config: dict[str, Any]
     block: str
     spans: tuple[tuple[int, int], ...]
+    resume: tuple[Any, ...] = ()
 
     @property
     def deals(self) -> int:
@@ -40,8 +57,11 @@ class Engine(ABC):
     name: str = "engine"
 
     @abstractmethod
-    def run(self, fn: TaskFn, tasks: list[Task], on_progress: Report) -> Iterator[tuple[Task, Any]]:
-        """Run ``fn(task, report)`` for every task, yielding each result as soon as it is complete."""
+    def run(
+        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
+    ) -> Iterator[tuple[Task, Any]]:
+        """Run ``fn(task, report)`` for every task, yielding each result as soon as it is complete;
+        records reach `on_record` (when given) before their task's result."""
 
     def describe(self) -> str:
         return self.name
@@ -61,9 +81,17 @@ class SerialEngine(Engine):
 
     name = "serial"
 
-    def run(self, fn: TaskFn, tasks: list[Task], on_progress: Report) -> Iterator[tuple[Task, Any]]:
+    def run(
+        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
+    ) -> Iterator[tuple[Task, Any]]:
         for task in tasks:
-            yield task, fn(task, on_progress)
+
+            def report(n: int, counts: dict[str, int], record: Any = None, task: Task = task) -> None:
+                on_progress(n, counts)
+                if record is not None and on_record is not None:
+                    on_record(task, record)
+
+            yield task, fn(task, report)
 
 
 def get_engine(name: str, workers: int | None = None, scheduler: str | None = None) -> Engine:

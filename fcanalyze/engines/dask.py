@@ -3,8 +3,9 @@ tcp://HOST:PORT``) or on a local cluster started for the run.
 
 Workers need only the installed package: each task computes its shard and returns the tables to the
 parent, which writes every file itself (workers never touch ``--out``, so no shared filesystem is
-needed). If a worker dies, the scheduler runs its task again elsewhere; the parent keeps the first
-result of each shard, so rows are never lost or duplicated.
+needed, and a shard resumes whole, not from the deals a worker had finished). If a worker dies, the
+scheduler runs its task again elsewhere; the parent keeps the first result of each shard, so rows are
+never lost or duplicated.
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from fcanalyze.engines import Engine, EngineError, Report, Task, TaskFn
+from fcanalyze.engines import Engine, EngineError, OnRecord, Progress, Task, TaskFn
 
 INSTALL_HINT = "--engine dask needs Dask: pip install 'fcanalyze[dask]'"
 
 
+def _ignore(n: int, counts: dict[str, int], record: Any = None) -> None:
+    """Progress and records stay on the worker: the parent hears of a shard when it is complete."""
+
+
 def _run_remote(fn: TaskFn, task: Task) -> Any:
-    return fn(task, lambda n, counts: None)
+    return fn(task, _ignore)
 
 
 class DaskEngine(Engine):
@@ -53,7 +58,9 @@ class DaskEngine(Engine):
         where = "local cluster" if self.cluster else self.client.scheduler.address
         return f"dask ({where}, {n} workers)"
 
-    def run(self, fn: TaskFn, tasks: list[Task], on_progress: Report) -> Iterator[tuple[Task, Any]]:
+    def run(
+        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
+    ) -> Iterator[tuple[Task, Any]]:
         from dask.distributed import as_completed
 
         run_id = uuid.uuid4().hex[:8]

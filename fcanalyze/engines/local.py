@@ -20,7 +20,7 @@ from typing import Any
 import multiprocess
 from multiprocess.connection import wait
 
-from fcanalyze.engines import Engine, EngineError, Report, Task, TaskFn
+from fcanalyze.engines import Engine, EngineError, OnRecord, Progress, Task, TaskFn
 
 MAX_ATTEMPTS = 3
 REPORT_EVERY = 0.25  # seconds between progress messages from a worker
@@ -35,10 +35,14 @@ class _Reporter:
         self.deals, self.counts = 0, Counter()
         self.last = time.monotonic()
 
-    def __call__(self, n: int, counts: dict[str, int]) -> None:
+    def __call__(self, n: int, counts: dict[str, int], record: Any = None) -> None:
         self.deals += n
         self.counts.update(counts)
-        if time.monotonic() - self.last >= REPORT_EVERY:
+        if record is not None:
+            # Progress first, so that the parent's counts never lag behind what it has saved.
+            self.flush()
+            self.conn.send(("record", self.tid, record))
+        elif time.monotonic() - self.last >= REPORT_EVERY:
             self.flush()
 
     def flush(self) -> None:
@@ -87,7 +91,9 @@ class ProcessEngine(Engine):
     def describe(self) -> str:
         return f"local, {self.workers} worker processes"
 
-    def run(self, fn: TaskFn, tasks: list[Task], on_progress: Report) -> Iterator[tuple[Task, Any]]:
+    def run(
+        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
+    ) -> Iterator[tuple[Task, Any]]:
         ctx = multiprocess.get_context("spawn")
         todo = deque(range(len(tasks)))
         done: set[int] = set()
@@ -144,6 +150,9 @@ class ProcessEngine(Engine):
                             break
                         if kind == "progress":
                             on_progress(*payload)
+                        elif kind == "record":
+                            if on_record is not None and tid not in done:
+                                on_record(tasks[tid], payload)
                         elif kind == "error":
                             raise EngineError(f"shard {tasks[tid].block} failed in a worker:\n{payload}")
                         elif kind == "done":
