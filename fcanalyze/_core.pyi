@@ -1,5 +1,6 @@
 """Type stubs of the compiled core (crates/fcanalyze-py)."""
 
+import os
 from typing import Any, Literal
 
 __version__: str
@@ -66,10 +67,12 @@ def classify(
     time_limit_ms: int | None = None,
     solve_positions: int | None = None,
     max_memory_mb: int | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Exact classification (SPEC §4): one dict per cell count searched, by cell count, shaped like
     `solve`'s result plus ``cells``. Short heuristic solves, then the lean prover just below the least
     cell count they win with; counts settled by monotonicity are not searched. `max_positions` and
     `time_limit_ms` bound each search, `max_memory_mb` the prover's memory (past it the heuristic solver
     with what that memory holds, then the layered proof): a budget hit is ``undecided``, never
-    ``unsolvable``."""
+    ``unsolvable``. With `checkpoint_dir`, a layered proof keeps resumable files there: called again
+    with the same directory after being killed, it goes on from its last checkpoint."""

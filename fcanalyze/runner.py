@@ -17,6 +17,7 @@ left open are searched again.
 from __future__ import annotations
 
 import platform
+import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,15 +72,20 @@ def _deals(task: Task) -> list[int]:
 # -- analyze: exact minimum cells per deal ------------------------------------------------------------
 
 
-def _classify_record(deal: int, cfg: dict[str, Any]) -> dict[str, Any]:
-    """One deal's rows in both tables, as a resume record: ``{"deal", "deals": row, "searches": [row]}``."""
+def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None) -> dict[str, Any]:
+    """One deal's rows in both tables, as a resume record: ``{"deal", "deals": row, "searches": [row]}``.
+    A layered proof of the deal keeps its resumable files in ``SCRATCH/DEAL`` (when `scratch` exists)."""
+    checkpoint = Path(scratch) / str(deal) if scratch and Path(scratch).is_dir() else None
     c = classify(
         deal,
         cfg["max_cells"],
         max_positions=cfg["max_positions"],
         time_limit_ms=cfg["time_limit_ms"],
         max_memory_mb=cfg["max_memory_mb"],
+        checkpoint_dir=checkpoint,
     )
+    if checkpoint is not None:
+        shutil.rmtree(checkpoint, ignore_errors=True)  # each layered proof removed its own files
     sol = c.solution
     row = {
         "deal": deal,
@@ -117,7 +123,7 @@ def analyze_task(task: Task, report: Report) -> dict[str, Any]:
         record = resumed.get(deal)
         computed = record is None
         if record is None:
-            record = _classify_record(deal, cfg)
+            record = _classify_record(deal, cfg, task.scratch)
         for col in deals:
             deals[col].append(record["deals"][col])
         for row in record["searches"]:
@@ -380,6 +386,10 @@ def run(
     manifest["complete"] = False
     result = RunResult(out=out, run=manifest)
     journal = tables.Journal(out)
+    # Resumable files of the layered proofs in progress (a directory per deal).
+    scratch = out / tables.JOURNAL_DIR / "layered"
+    if job.decided_records:
+        scratch.mkdir(parents=True, exist_ok=True)
     tasks = []
     for block, block_spans in plan(spans, config["shard_size"]):
         entry = manifest["shards"].get(block)
@@ -404,7 +414,16 @@ def run(
                     resume.append(record)
             journal.sync()
         manifest["shards"].pop(block, None)
-        tasks.append(Task(job=job_name, config=config, block=block, spans=block_spans, resume=tuple(resume)))
+        tasks.append(
+            Task(
+                job=job_name,
+                config=config,
+                block=block,
+                spans=block_spans,
+                resume=tuple(resume),
+                scratch=str(scratch) if job.decided_records else None,
+            )
+        )
     tables.write_json(out / tables.RUN_FILE, manifest)
     try:
         for task, output in engine.run(

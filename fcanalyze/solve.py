@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from fcanalyze import _core
@@ -127,6 +128,7 @@ def classify(
     max_positions: int = DEFAULT_MAX_POSITIONS,
     time_limit_ms: int | None = None,
     max_memory_mb: int | None = None,
+    checkpoint_dir: Path | None = None,
 ) -> Classification:
     """Find the least number of free cells (0..`max_cells`) that solves `deal`, proven (SPEC §4).
 
@@ -137,7 +139,8 @@ def classify(
     and any undecided one (a search that ran out of `max_positions`, `time_limit_ms` or `max_memory_mb`
     leaves the bounds where the proofs put them; past `max_memory_mb` the heuristic solver and then the
     layered proof take over before giving up).
-    Every solution is replayed by the independent checker."""
+    Every solution is replayed by the independent checker. With `checkpoint_dir`, a layered proof
+    keeps resumable files there (a killed classification goes on from its last checkpoint)."""
     layout = deal_layout(deal)
     lower, upper = 0, None
     searches: list[Result] = []
@@ -147,6 +150,7 @@ def classify(
         max_positions=max_positions,
         time_limit_ms=time_limit_ms,
         max_memory_mb=max_memory_mb,
+        checkpoint_dir=checkpoint_dir,
     )
     for r in found:
         result = Result(deal=deal, **r)

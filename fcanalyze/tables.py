@@ -8,6 +8,7 @@ Layout of an output directory::
     OUT/searches/searches-0000000001-0000001000.parquet
     OUT/unsolvable/unsolvable.parquet              # derived by the parent at the end
     OUT/journal/0000001001-0000002000.jsonl        # deals finished in a block not yet written
+    OUT/journal/layered/DEAL/cells-K/              # a layered proof in progress: spill files, checkpoint
 
 ``pandas.read_parquet(OUT / "deals")`` reads a whole table.
 """
@@ -165,8 +166,9 @@ class Journal:
             f.close()
         self.files.clear()
         directory = self.out / JOURNAL_DIR
-        if directory.is_dir() and not any(directory.iterdir()):
-            directory.rmdir()
+        for d in (directory / "layered", directory):
+            if d.is_dir() and not any(d.iterdir()):
+                d.rmdir()
 
 
 def read_run(out: Path) -> dict[str, Any] | None:

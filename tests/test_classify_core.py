@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 
 from fcanalyze import _core
@@ -83,3 +87,30 @@ def test_a_line_the_prover_misses_within_its_memory_comes_from_the_solver() -> N
     r = _core.solve(1406, 1, max_positions=2**32 - 2, strategy="prove", max_memory_mb=64)
     assert r["outcome"] == "solved"
     assert replay(deal_layout(1406), 1, r["moves"]).ok
+
+
+def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
+    """Deal 10996 with 1 cell in 64 MB: the prover and the solver run out and the layered proof takes
+    over (15,320,573 reachable positions). Killed with SIGKILL once it has saved a checkpoint, the same
+    call with the same directory goes on from there (straight to the layered proof) and ends with the
+    exact count; its files are gone after."""
+    ckpt = tmp_path / "ckpt"
+    code = (
+        "import sys; from fcanalyze import _core; "
+        "_core.classify(10996, 1, max_memory_mb=64, checkpoint_dir=sys.argv[1])"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(ckpt)])
+    state = ckpt / "cells-1" / "checkpoint"
+    deadline = time.monotonic() + 300
+    layer = 0
+    while time.monotonic() < deadline and proc.poll() is None and layer < 36:
+        time.sleep(0.05)
+        text = state.read_text() if state.exists() else ""
+        layer = int(text.split("\nlayer ")[1].split()[0]) if "\nlayer " in text else 0
+    proc.kill()
+    proc.wait()
+    assert layer >= 36, "killed before a checkpoint"
+    assert state.exists()  # the killed process left its files
+    (r,) = _core.classify(10996, 1, max_memory_mb=64, checkpoint_dir=ckpt)
+    assert (r["cells"], r["outcome"], r["positions"]) == (1, "unsolvable", 15_320_573)
+    assert not (ckpt / "cells-1").exists()

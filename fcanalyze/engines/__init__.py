@@ -34,13 +34,15 @@ TaskFn = Callable[["Task", Report], Any]
 @dataclass(frozen=True)
 class Task:
     """One shard of a run: the job, its configuration and the deals of one fixed block, with the records
-    of the deals an earlier attempt already finished (``resume``)."""
+    of the deals an earlier attempt already finished (``resume``), and a directory for the resumable
+    files of long searches (``scratch``: used only where it exists, i.e. on the parent's machine)."""
 
     job: str
     config: dict[str, Any]
     block: str
     spans: tuple[tuple[int, int], ...]
     resume: tuple[Any, ...] = ()
+    scratch: str | None = None
 
     @property
     def deals(self) -> int:

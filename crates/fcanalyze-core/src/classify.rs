@@ -88,6 +88,10 @@ impl Classification {
 pub struct Classifier {
     pub solver: Solver,
     pub prover: Prover,
+    /// Where layered proofs keep resumable files (a directory per cell count, `cells-K`): a
+    /// classification killed in the middle of one goes on from its last checkpoint when run again with
+    /// the same directory. `None`: spill files in `TMPDIR`, not resumable.
+    pub checkpoint_dir: Option<std::path::PathBuf>,
 }
 
 impl Classifier {
@@ -205,7 +209,18 @@ impl Classifier {
                 max_positions: limits.max_positions,
                 max_millis: limits.max_millis,
             };
-            let r = prove_bounded(&mut self.prover, &mut self.solver, layout, k, prove_limits)?;
+            let checkpoint = self
+                .checkpoint_dir
+                .as_ref()
+                .map(|d| d.join(format!("cells-{k}")));
+            let r = prove_bounded(
+                &mut self.prover,
+                &mut self.solver,
+                layout,
+                k,
+                prove_limits,
+                checkpoint.as_deref(),
+            )?;
             let before = slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
             let outcome = r.outcome;
             let mut result = r;

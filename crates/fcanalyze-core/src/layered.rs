@@ -26,6 +26,12 @@
 //! ([`chain_to`]): a breadth-first search of its group from the group's seeds reaches it, the seed that
 //! leads there names a position of an earlier layer, whose group is searched again from its seeds, and so
 //! on down to the start. Each step holds one group with parent links (about 100 bytes a position).
+//!
+//! A search given a directory of its own ([`prove_layered_resumable`]) can be resumed: at the start of
+//! each layer, every buffer written, it saves a checkpoint there (`Checkpoint`: the bytes and sorted
+//! runs of every later layer's file, the finished layers kept, the counts). Killed later, it is run
+//! again with the same directory and goes on from that layer: the files are brought back to what the
+//! checkpoint lists (the layer's file renamed back, later files cut to their listed bytes).
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
@@ -457,7 +463,9 @@ impl Frame {
 }
 
 /// A directory of spill files, removed with everything in it when dropped.
-struct SpillDir(PathBuf);
+/// A directory of spill files, removed when dropped unless `persist` is set (by a test's simulated
+/// kill; a real kill drops nothing).
+struct SpillDir(PathBuf, std::cell::Cell<bool>);
 
 impl SpillDir {
     fn create() -> Result<SpillDir> {
@@ -468,11 +476,23 @@ impl SpillDir {
             .map_or(0, |d| d.subsec_nanos());
         let dir = base.join(format!("fcanalyze-layered-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
-        Ok(SpillDir(dir))
+        Ok(SpillDir(dir, false.into()))
+    }
+
+    /// The directory `dir` (created if need be, its files left as they are): a search that can be
+    /// resumed keeps its files there.
+    fn at(dir: &Path) -> Result<SpillDir> {
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+        Ok(SpillDir(dir.to_path_buf(), false.into()))
     }
 
     fn file(&self, layer: usize) -> PathBuf {
         self.0.join(format!("layer-{layer:03}.keys"))
+    }
+
+    /// The checkpoint of a resumable search ([`Checkpoint`]).
+    fn state(&self) -> PathBuf {
+        self.0.join(CHECKPOINT_FILE)
     }
 
     /// A finished layer's seeds, sorted by group, kept for [`chain_to`].
@@ -483,8 +503,19 @@ impl SpillDir {
 
 impl Drop for SpillDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if !self.1.get() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the checkpoints a resumable search saves before it stops, as if killed (its files stay).
+    static KILL_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// Tests: whether that kill comes as the last checkpoint is saved (else after the layer's first
+    /// group).
+    static KILL_AT_ONCE: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
 /// Remove the spill directories of processes that are gone (killed in the middle of a layered proof).
@@ -539,10 +570,10 @@ struct Seeds {
 }
 
 impl Seeds {
-    fn new(flush_keys: usize, max_kept: u64) -> Result<Seeds> {
+    fn new(flush_keys: usize, max_kept: u64, dir: SpillDir) -> Result<Seeds> {
         Ok(Seeds {
             flush_keys,
-            dir: SpillDir::create()?,
+            dir,
             buffers: vec![Vec::new(); LAYERS],
             buffered: 0,
             files: (0..LAYERS).map(|_| None).collect(),
@@ -591,7 +622,12 @@ impl Seeds {
         buf.dedup_by_key(|r| rec_key(r));
         let path = self.dir.file(layer);
         if self.files[layer].is_none() {
-            let f = File::create(&path).map_err(|e| io_error(&path, e))?;
+            // Appending: a resumed search goes on with the runs its checkpoint lists.
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| io_error(&path, e))?;
             self.files[layer] = Some(BufWriter::with_capacity(1 << 20, f));
         }
         let w = self.files[layer].as_mut().expect("an open file");
@@ -609,14 +645,16 @@ impl Seeds {
     /// as a last run); the file is kept (with the parents) for [`chain_to`] until the search ends.
     fn merge(&mut self, layer: usize) -> Result<Merge> {
         self.flush_layer(layer)?;
-        let Some(w) = self.files[layer].take() else {
-            return Ok(Merge::default());
-        };
         let path = self.dir.file(layer);
-        drop(
-            w.into_inner()
-                .map_err(|e| io_error(&path, e.into_error()))?,
-        );
+        match self.files[layer].take() {
+            Some(w) => drop(
+                w.into_inner()
+                    .map_err(|e| io_error(&path, e.into_error()))?,
+            ),
+            // Written before a checkpoint this search resumed from.
+            None if self.written[layer] > 0 => {}
+            None => return Ok(Merge::default()),
+        }
         let size = self.written[layer];
         if self.keep && self.kept + size > self.max_kept {
             // No more room for lines: forget them all.
@@ -683,6 +721,266 @@ impl Seeds {
 
     fn memory(&self) -> usize {
         self.buffers.iter().map(|b| b.capacity() * RECORD).sum()
+    }
+
+    /// Write every buffer and make the files durable: what a checkpoint lists is then on disk.
+    fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        for (layer, f) in self.files.iter_mut().enumerate() {
+            if let Some(w) = f {
+                let path = self.dir.file(layer);
+                w.flush().map_err(|e| io_error(&path, e))?;
+                w.get_ref().sync_all().map_err(|e| io_error(&path, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The file of a resumable search's checkpoint, in its directory.
+const CHECKPOINT_FILE: &str = "checkpoint";
+const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/1";
+
+/// What a resumable layered search saves when it starts a layer (the seeds of the layers to come are on
+/// disk then, every buffer written): enough to go on from that layer after the process is killed.
+/// Saved as text, `name value...` a line, written to a temporary file and renamed over the last one.
+#[derive(Debug, PartialEq)]
+struct Checkpoint {
+    /// What the search is: the start position, the cells, and the bounds that shape the files.
+    identity: String,
+    layer: usize,
+    done: u64,
+    expanded: u64,
+    elapsed_ms: f64,
+    peak_positions: u64,
+    peak_bytes: usize,
+    peak_parts: [usize; 5],
+    peak_disk: u64,
+    keep: bool,
+    kept: u64,
+    transient: u64,
+    disk: u64,
+    /// Per layer to come with seeds: its file's bytes and the offsets of its sorted runs.
+    layers: Vec<(usize, u64, Vec<u64>)>,
+    /// The finished layers whose seeds are kept for lines (when `keep`).
+    kept_layers: Vec<usize>,
+}
+
+fn identity(
+    root: &Key,
+    ncells: usize,
+    max_memory: Option<usize>,
+    flush: usize,
+    b: &Bounds,
+) -> String {
+    let words: Vec<String> = pack(root).iter().map(|w| format!("{w:08x}")).collect();
+    format!(
+        "{} cells={ncells} memory={max_memory:?} flush={flush} kept={} stack={}",
+        words.join(""),
+        b.max_kept,
+        b.max_stack_bytes
+    )
+}
+
+impl Checkpoint {
+    fn of(cx: &Cx, identity: &str, elapsed_ms: f64) -> Checkpoint {
+        let s = &cx.seeds;
+        Checkpoint {
+            identity: identity.to_string(),
+            layer: cx.layer,
+            done: cx.done,
+            expanded: cx.expanded,
+            elapsed_ms,
+            peak_positions: cx.res.peak_positions,
+            peak_bytes: cx.res.peak_bytes,
+            peak_parts: cx.res.peak_parts,
+            peak_disk: cx.res.peak_disk,
+            keep: s.keep,
+            kept: s.kept,
+            transient: s.transient,
+            disk: s.disk,
+            // The layers to come (a finished layer's file is its kept seeds, or gone).
+            layers: (cx.layer..LAYERS)
+                .filter(|&l| s.written[l] > 0)
+                .map(|l| (l, s.written[l], s.runs[l].clone()))
+                .collect(),
+            kept_layers: (0..cx.layer)
+                .filter(|&l| s.keep && s.written[l] > 0)
+                .collect(),
+        }
+    }
+
+    fn to_text(&self) -> String {
+        let mut t = format!("{CHECKPOINT_FORMAT}\nidentity {}\n", self.identity);
+        let parts: Vec<String> = self.peak_parts.iter().map(|p| p.to_string()).collect();
+        t += &format!(
+            "layer {}\ndone {}\nexpanded {}\nelapsed_ms {}\npeak {} {} {} {}\n",
+            self.layer,
+            self.done,
+            self.expanded,
+            self.elapsed_ms,
+            self.peak_positions,
+            self.peak_bytes,
+            self.peak_disk,
+            parts.join(" ")
+        );
+        t += &format!(
+            "files {} {} {} {}\n",
+            self.keep as u8, self.kept, self.transient, self.disk
+        );
+        for (l, written, runs) in &self.layers {
+            let runs: Vec<String> = runs.iter().map(|r| r.to_string()).collect();
+            t += &format!("seeds {l} {written} {}\n", runs.join(" "));
+        }
+        for l in &self.kept_layers {
+            t += &format!("kept {l}\n");
+        }
+        t + "end\n"
+    }
+
+    /// The checkpoint in `text`; `None` unless it is whole (a torn or foreign file is not resumed).
+    fn parse(text: &str) -> Option<Checkpoint> {
+        let mut lines = text.lines();
+        if lines.next()? != CHECKPOINT_FORMAT {
+            return None;
+        }
+        let identity = lines.next()?.strip_prefix("identity ")?.to_string();
+        let mut c = Checkpoint {
+            identity,
+            layer: 0,
+            done: 0,
+            expanded: 0,
+            elapsed_ms: 0.0,
+            peak_positions: 0,
+            peak_bytes: 0,
+            peak_parts: [0; 5],
+            peak_disk: 0,
+            keep: false,
+            kept: 0,
+            transient: 0,
+            disk: 0,
+            layers: vec![],
+            kept_layers: vec![],
+        };
+        let num = |x: Option<&str>| x?.parse::<u64>().ok();
+        for line in lines {
+            let mut w = line.split(' ');
+            match w.next()? {
+                "layer" => c.layer = num(w.next())? as usize,
+                "done" => c.done = num(w.next())?,
+                "expanded" => c.expanded = num(w.next())?,
+                "elapsed_ms" => c.elapsed_ms = w.next()?.parse().ok()?,
+                "peak" => {
+                    c.peak_positions = num(w.next())?;
+                    c.peak_bytes = num(w.next())? as usize;
+                    c.peak_disk = num(w.next())?;
+                    for p in &mut c.peak_parts {
+                        *p = num(w.next())? as usize;
+                    }
+                }
+                "files" => {
+                    c.keep = num(w.next())? == 1;
+                    c.kept = num(w.next())?;
+                    c.transient = num(w.next())?;
+                    c.disk = num(w.next())?;
+                }
+                "seeds" => {
+                    let l = num(w.next())? as usize;
+                    let written = num(w.next())?;
+                    let runs = w.map(|r| r.parse().ok()).collect::<Option<Vec<u64>>>()?;
+                    if l >= LAYERS || runs.is_empty() || runs.iter().any(|&r| r >= written) {
+                        return None;
+                    }
+                    c.layers.push((l, written, runs));
+                }
+                "kept" => {
+                    let l = num(w.next())? as usize;
+                    if l >= c.layer {
+                        return None;
+                    }
+                    c.kept_layers.push(l);
+                }
+                "end" => return (c.layer < LAYERS).then_some(c),
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// Save to `path` atomically.
+    fn save(&self, path: &Path) -> Result<()> {
+        let tmp = path.with_extension("tmp");
+        let write = || -> std::io::Result<()> {
+            let mut f = File::create(&tmp)?;
+            f.write_all(self.to_text().as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)?;
+            if let Some(dir) = path.parent() {
+                File::open(dir)?.sync_all()?;
+            }
+            Ok(())
+        };
+        write().map_err(|e| io_error(path, e))
+    }
+
+    /// The checkpoint saved in `dir` for the search `identity`, its files brought back to what it lists:
+    /// the layer it was saved at gets its file back (the merge renames it), later layers' files are cut
+    /// back to their listed bytes, files it does not list are removed. Lines are forgotten if a kept
+    /// layer is gone (the search went past the disk budget for lines after the checkpoint). `None` (and
+    /// the directory emptied) when there is none, or it is for another search or unreadable.
+    fn load(dir: &SpillDir, identity: &str) -> Result<Option<Checkpoint>> {
+        let mut found = std::fs::read_to_string(dir.state())
+            .ok()
+            .and_then(|t| Checkpoint::parse(&t))
+            .filter(|c| c.identity == identity);
+        if let Some(c) = found.as_mut() {
+            let current = dir.file(c.layer);
+            let listed = c.layers.iter().any(|(l, _, _)| *l == c.layer);
+            if listed && !current.exists() {
+                for renamed in [dir.kept(c.layer), dir.kept(LAYERS)] {
+                    if renamed.exists() {
+                        std::fs::rename(&renamed, &current).map_err(|e| io_error(&current, e))?;
+                        break;
+                    }
+                }
+            }
+            if c.keep && c.kept_layers.iter().any(|&l| !dir.kept(l).exists()) {
+                c.keep = false;
+                c.disk -= c.kept.min(c.disk);
+                c.kept = 0;
+                c.kept_layers.clear();
+            }
+        }
+        let entries = std::fs::read_dir(&dir.0).map_err(|e| io_error(&dir.0, e))?;
+        for e in entries.flatten() {
+            let path = e.path();
+            let keep = found.as_ref().is_some_and(|c| {
+                path == dir.state()
+                    || c.layers.iter().any(|(l, _, _)| path == dir.file(*l))
+                    || (c.keep && c.kept_layers.iter().any(|&l| path == dir.kept(l)))
+            });
+            if !keep {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        let Some(c) = found else {
+            return Ok(None);
+        };
+        for (l, written, _) in &c.layers {
+            let path = dir.file(*l);
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| io_error(&path, e))?;
+            if f.metadata().map_err(|e| io_error(&path, e))?.len() < *written {
+                return Err(Error::Io(format!(
+                    "layered proof, {}: shorter than its checkpoint says",
+                    path.display()
+                )));
+            }
+            f.set_len(*written).map_err(|e| io_error(&path, e))?;
+        }
+        Ok(Some(c))
     }
 }
 
@@ -894,6 +1192,46 @@ pub fn prove_layered(
     prove_layered_flushing(layout, ncells, limits, max_memory, flush)
 }
 
+/// [`prove_layered`] with its files in `dir`, resumable: at the start of every layer it saves a
+/// checkpoint there, and a search of the same start position, cells and memory started with the same
+/// `dir` goes on from the last checkpoint instead of the start (after its process was killed, say).
+/// The directory is removed when the search returns.
+pub fn prove_layered_resumable(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+    dir: &Path,
+) -> Result<LayeredResult> {
+    let flush = max_memory.map_or(FLUSH_KEYS, |m| (m / 8 / RECORD).clamp(1 << 12, FLUSH_KEYS));
+    search(
+        layout,
+        ncells,
+        limits,
+        max_memory,
+        flush,
+        bounds(max_memory),
+        Some(dir),
+    )
+}
+
+/// Whether `dir` holds the checkpoint of a resumable layered search.
+pub fn has_checkpoint(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join(CHECKPOINT_FILE))
+        .ok()
+        .and_then(|t| Checkpoint::parse(&t))
+        .is_some()
+}
+
+fn bounds(max_memory: Option<usize>) -> Bounds {
+    Bounds {
+        // The files kept for lines take at most twice the memory budget on disk.
+        max_kept: max_memory.map_or(u64::MAX, |m| 2 * m as u64),
+        // The stack of positions to expand takes at most a sixteenth of it.
+        max_stack_bytes: max_memory.map_or(usize::MAX, |m| m / 16),
+    }
+}
+
 /// [`prove_layered`], writing the seeds of later layers to disk every `flush_keys` keys.
 pub fn prove_layered_flushing(
     layout: &Layout,
@@ -902,13 +1240,15 @@ pub fn prove_layered_flushing(
     max_memory: Option<usize>,
     flush_keys: usize,
 ) -> Result<LayeredResult> {
-    let bounds = Bounds {
-        // The files kept for lines take at most twice the memory budget on disk.
-        max_kept: max_memory.map_or(u64::MAX, |m| 2 * m as u64),
-        // The stack of positions to expand takes at most a sixteenth of it.
-        max_stack_bytes: max_memory.map_or(usize::MAX, |m| m / 16),
-    };
-    search(layout, ncells, limits, max_memory, flush_keys, bounds)
+    search(
+        layout,
+        ncells,
+        limits,
+        max_memory,
+        flush_keys,
+        bounds(max_memory),
+        None,
+    )
 }
 
 /// The bounds of a layered search besides its limits and memory.
@@ -1089,12 +1429,24 @@ fn search(
     max_memory: Option<usize>,
     flush_keys: usize,
     bounds: Bounds,
+    resume: Option<&Path>,
 ) -> Result<LayeredResult> {
     let start = Instant::now();
     let (mut p0, _) = Position::from_layout(layout, ncells)?;
     p0.settle(None);
     let rules = Rules::new(layout, ncells);
     let root = *p0.key();
+    let flush_keys = flush_keys.max(1);
+    let ident = identity(&root, ncells, max_memory, flush_keys, &bounds);
+    let (dir, saved) = match resume {
+        Some(path) => {
+            let dir = SpillDir::at(path)?;
+            let saved = Checkpoint::load(&dir, &ident)?;
+            (dir, saved)
+        }
+        None => (SpillDir::create()?, None),
+    };
+    let before_ms = saved.as_ref().map_or(0.0, |c| c.elapsed_ms);
     let res = LayeredResult {
         outcome: LayeredOutcome::Unsolvable,
         positions: 0,
@@ -1107,7 +1459,7 @@ fn search(
     };
     let finish = |mut r: LayeredResult, outcome| {
         r.outcome = outcome;
-        r.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        r.elapsed_ms = before_ms + start.elapsed().as_secs_f64() * 1e3;
         Ok(r)
     };
     if rules.is_sorted(&root) {
@@ -1118,7 +1470,7 @@ fn search(
     }
     let mut cx = Cx {
         rules: &rules,
-        seeds: Seeds::new(flush_keys.max(1), bounds.max_kept)?,
+        seeds: Seeds::new(flush_keys, bounds.max_kept, dir)?,
         limits,
         max_memory,
         max_stack_bytes: bounds.max_stack_bytes,
@@ -1130,9 +1482,46 @@ fn search(
         kids: Vec::with_capacity(128),
         res,
     };
-    let first = progress(&root);
-    cx.seeds.push(first, &root, None)?;
+    let first = match saved {
+        Some(c) => {
+            // Go on from the layer the checkpoint was saved at, with its files and counts.
+            cx.done = c.done;
+            cx.expanded = c.expanded;
+            cx.res.positions = c.done;
+            cx.res.peak_positions = c.peak_positions;
+            cx.res.peak_bytes = c.peak_bytes;
+            cx.res.peak_parts = c.peak_parts;
+            cx.res.peak_disk = c.peak_disk;
+            let s = &mut cx.seeds;
+            (s.keep, s.kept, s.transient, s.disk) = (c.keep, c.kept, c.transient, c.disk);
+            for (l, written, runs) in c.layers {
+                s.written[l] = written;
+                s.runs[l] = runs;
+            }
+            c.layer
+        }
+        None => {
+            let first = progress(&root);
+            cx.seeds.push(first, &root, None)?;
+            first
+        }
+    };
     for layer in first..LAYERS {
+        if resume.is_some() && (cx.seeds.written[layer] > 0 || !cx.seeds.buffers[layer].is_empty())
+        {
+            cx.layer = layer;
+            cx.seeds.sync()?;
+            let elapsed = before_ms + start.elapsed().as_secs_f64() * 1e3;
+            Checkpoint::of(&cx, &ident, elapsed).save(&cx.seeds.dir.state())?;
+            #[cfg(test)]
+            if let Some(n) = KILL_AFTER.get() {
+                KILL_AFTER.set(n.checked_sub(1));
+                if n == 1 && KILL_AT_ONCE.get() {
+                    cx.seeds.dir.1.set(true);
+                    return Err(Error::Io("killed (test)".into()));
+                }
+            }
+        }
         // The layer's seeds, group by group, merged from the sorted runs on disk: positions of one
         // signature reach only each other within the layer, so each group is searched with a set of
         // its own, dropped after.
@@ -1173,6 +1562,14 @@ fn search(
                         if res.positions >= limits.max_positions {
                             return finish(cx.res, LayeredOutcome::Undecided(Budget::Positions));
                         }
+                        // Tests: killed after a group, its layer's file renamed and later layers'
+                        // files grown since the checkpoint.
+                        #[cfg(test)]
+                        if KILL_AFTER.get() == Some(0) {
+                            cx.seeds.flush()?;
+                            cx.seeds.dir.1.set(true);
+                            return Err(Error::Io("killed (test)".into()));
+                        }
                     }
                     GroupEnd::Won { target, tail, len } => {
                         // The line to it, found again backwards.
@@ -1197,13 +1594,21 @@ fn search(
 /// decides (it holds fewer positions at once). A won position it reaches gives the line found again
 /// backwards ([`chain_to`]), replayed like every line; when even that does not fit in the memory, the
 /// answer is undecided.
+///
+/// With a `checkpoint` directory, the layered proof is resumable there
+/// ([`prove_layered_resumable`]), and when the directory holds a checkpoint the search goes straight
+/// to it (the prover and the solver ran out of memory before it was saved).
 pub fn prove_bounded(
     prover: &mut Prover,
     solver: &mut Solver,
     layout: &Layout,
     ncells: usize,
     limits: Limits,
+    checkpoint: Option<&Path>,
 ) -> Result<SearchResult> {
+    if let Some(dir) = checkpoint.filter(|d| prover.max_memory.is_some() && has_checkpoint(d)) {
+        return layered_result(layout, ncells, limits, prover.max_memory, Some(dir), 0.0);
+    }
     let r = prover.prove(layout, ncells, limits)?;
     let Some(memory) = prover.max_memory else {
         return Ok(r);
@@ -1234,7 +1639,23 @@ pub fn prove_bounded(
         return Ok(s);
     }
     let spent = r.elapsed_ms + s.elapsed_ms;
-    let l = prove_layered(layout, ncells, limits, prover.max_memory)?;
+    layered_result(layout, ncells, limits, prover.max_memory, checkpoint, spent)
+}
+
+/// The layered proof's answer as a search result (a line replayed when won), after `spent` ms of
+/// searches that ran out of memory.
+fn layered_result(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+    checkpoint: Option<&Path>,
+    spent: f64,
+) -> Result<SearchResult> {
+    let l = match checkpoint {
+        Some(dir) => prove_layered_resumable(layout, ncells, limits, max_memory, dir)?,
+        None => prove_layered(layout, ncells, limits, max_memory)?,
+    };
     if l.outcome == LayeredOutcome::Won && !l.chain.is_empty() {
         let rules = Rules::new(layout, ncells);
         return Ok(SearchResult {
@@ -1390,15 +1811,15 @@ mod tests {
             max_stack_bytes: 1,
         };
         let deal = Layout::deal(11982).unwrap();
-        let r = search(&deal, 4, limits, None, 5000, small).unwrap();
+        let r = search(&deal, 4, limits, None, 5000, small, None).unwrap();
         assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
         assert_eq!(r.positions, 61_643);
         let mut proofs = 0;
         for deal in 1..=20u64 {
             for k in [0usize, 1] {
                 let layout = Layout::deal(deal).unwrap();
-                let a = search(&layout, k, limits, None, 5000, kept(u64::MAX)).unwrap();
-                let b = search(&layout, k, limits, None, 5000, small).unwrap();
+                let a = search(&layout, k, limits, None, 5000, kept(u64::MAX), None).unwrap();
+                let b = search(&layout, k, limits, None, 5000, small, None).unwrap();
                 if a.outcome == LayeredOutcome::Unsolvable {
                     assert_eq!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
                     assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
@@ -1421,7 +1842,7 @@ mod tests {
         };
         let deal = Layout::deal(11982).unwrap();
         for max_kept in [0, 1 << 12, u64::MAX] {
-            let r = search(&deal, 4, limits, None, 500, kept(max_kept)).unwrap();
+            let r = search(&deal, 4, limits, None, 500, kept(max_kept), None).unwrap();
             assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
             assert_eq!(r.positions, 61_643);
         }
@@ -1430,12 +1851,81 @@ mod tests {
             col.retain(|&c| crate::card::rank(c) >= 7);
         }
         late.foundations = [7; 4];
-        let with = search(&late, 0, limits, None, 100, kept(u64::MAX)).unwrap();
-        let without = search(&late, 0, limits, None, 100, kept(1 << 12)).unwrap();
+        let with = search(&late, 0, limits, None, 100, kept(u64::MAX), None).unwrap();
+        let without = search(&late, 0, limits, None, 100, kept(1 << 12), None).unwrap();
         assert_eq!(with.outcome, LayeredOutcome::Won);
         assert_eq!(without.outcome, LayeredOutcome::Won);
         assert_eq!(with.positions, without.positions);
         assert!(!with.chain.is_empty());
         assert!(without.chain.is_empty());
+    }
+
+    /// A resumable search killed at the start of a layer goes on from that layer's checkpoint when run
+    /// again with the same directory, and ends as the search run at once does: the same count, and a
+    /// line to the win from the files kept before the kill. A checkpoint of another search, or a torn
+    /// one, is not resumed.
+    #[test]
+    fn a_killed_search_goes_on_from_its_checkpoint() {
+        let limits = Limits {
+            max_positions: 2_000_000,
+            max_millis: None,
+        };
+        let dir =
+            std::env::temp_dir().join(format!("fcanalyze-test-resume-{}", std::process::id()));
+        let mut late = Layout::deal(2).unwrap();
+        for col in late.columns.iter_mut() {
+            col.retain(|&c| crate::card::rank(c) >= 7);
+        }
+        late.foundations = [7; 4];
+        for (layout, k, flush) in [(Layout::deal(11982).unwrap(), 4, 500), (late, 0, 100)] {
+            let whole = search(&layout, k, limits, None, flush, kept(u64::MAX), None).unwrap();
+            for (n, at_once) in [
+                (1, true),
+                (2, true),
+                (5, true),
+                (1, false),
+                (3, false),
+                (6, false),
+            ] {
+                KILL_AFTER.set(Some(n));
+                KILL_AT_ONCE.set(at_once);
+                let killed = search(&layout, k, limits, None, flush, kept(u64::MAX), Some(&dir));
+                KILL_AFTER.set(None);
+                KILL_AT_ONCE.set(true);
+                assert!(killed.is_err(), "killed at checkpoint {n}");
+                assert!(has_checkpoint(&dir));
+                let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+                let c = Checkpoint::parse(&text).unwrap();
+                assert_eq!(Checkpoint::parse(&c.to_text()), Some(c));
+                let r =
+                    search(&layout, k, limits, None, flush, kept(u64::MAX), Some(&dir)).unwrap();
+                assert_eq!(r.outcome, whole.outcome, "killed at checkpoint {n}");
+                assert_eq!(r.positions, whole.positions, "killed at checkpoint {n}");
+                if whole.outcome == LayeredOutcome::Won {
+                    assert!(!r.chain.is_empty());
+                    assert_eq!(r.chain.first(), whole.chain.first());
+                }
+                assert!(!dir.exists(), "the files go when the search ends");
+            }
+        }
+        // Another search's checkpoint, or a torn one, starts afresh.
+        let deal = Layout::deal(11982).unwrap();
+        KILL_AFTER.set(Some(3));
+        assert!(search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).is_err());
+        KILL_AFTER.set(None);
+        assert!(has_checkpoint(&dir));
+        let other = search(&deal, 3, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+        let fresh = search(&deal, 3, limits, None, 500, kept(u64::MAX), None).unwrap();
+        assert_eq!(other.positions, fresh.positions);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(CHECKPOINT_FILE),
+            "fcanalyze-layered-checkpoint/1\nidentity x\nlay",
+        )
+        .unwrap();
+        assert!(!has_checkpoint(&dir));
+        let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+        assert_eq!(r.positions, 61_643);
+        assert!(!dir.exists());
     }
 }

@@ -467,7 +467,7 @@ impl Engines {
                 let prover = self.prover.get_or_insert_with(fccore::prove::Prover::new);
                 prover.max_memory = self.max_memory;
                 let solver = self.solver.get_or_insert_with(Solver::new);
-                fccore::layered::prove_bounded(prover, solver, layout, cells, limits)
+                fccore::layered::prove_bounded(prover, solver, layout, cells, limits, None)
             }
             _ => self
                 .solver
@@ -483,8 +483,11 @@ impl Engines {
 /// (`positions` is the reachable set's size), an undecided one hit a budget. Cell counts settled by
 /// monotonicity are not searched. `max_positions` and `time_limit_ms` bound each search;
 /// `max_memory_mb` bounds the prover's memory (running out is undecided, never unsolvable).
+/// `checkpoint_dir`: where a layered proof keeps resumable files (a classification killed in the middle
+/// of one goes on from its last checkpoint when called again with the same directory).
 #[pyfunction]
-#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None))]
+#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None))]
+#[allow(clippy::too_many_arguments)]
 fn classify<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -493,6 +496,7 @@ fn classify<'py>(
     time_limit_ms: Option<u64>,
     solve_positions: Option<u64>,
     max_memory_mb: Option<u64>,
+    checkpoint_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyList>> {
     let max_cells = check_cells(max_cells)?;
     let layout = layout_from_source(source)?;
@@ -508,6 +512,7 @@ fn classify<'py>(
         .detach(|| {
             let mut classifier = fccore::classify::Classifier::new();
             classifier.prover.max_memory = max_memory_mb.map(|m| (m as usize) << 20);
+            classifier.checkpoint_dir = checkpoint_dir;
             classifier.classify(&layout, max_cells, climits)
         })
         .map_err(to_py)?;
