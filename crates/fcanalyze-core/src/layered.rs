@@ -463,9 +463,8 @@ impl Frame {
 }
 
 /// A directory of spill files, removed with everything in it when dropped.
-/// A directory of spill files, removed when dropped unless `persist` is set (by a test's simulated
-/// kill; a real kill drops nothing).
-struct SpillDir(PathBuf, std::cell::Cell<bool>);
+/// A directory of spill files, removed when dropped unless it persists (a resumable search's).
+struct SpillDir(PathBuf, bool);
 
 impl SpillDir {
     fn create() -> Result<SpillDir> {
@@ -476,14 +475,14 @@ impl SpillDir {
             .map_or(0, |d| d.subsec_nanos());
         let dir = base.join(format!("fcanalyze-layered-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
-        Ok(SpillDir(dir, false.into()))
+        Ok(SpillDir(dir, false))
     }
 
-    /// The directory `dir` (created if need be, its files left as they are): a search that can be
-    /// resumed keeps its files there.
+    /// The directory `dir` (created if need be, its files left as they are, and not removed when
+    /// dropped): a search that can be resumed keeps its files there.
     fn at(dir: &Path) -> Result<SpillDir> {
         std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
-        Ok(SpillDir(dir.to_path_buf(), false.into()))
+        Ok(SpillDir(dir.to_path_buf(), true))
     }
 
     fn file(&self, layer: usize) -> PathBuf {
@@ -503,7 +502,7 @@ impl SpillDir {
 
 impl Drop for SpillDir {
     fn drop(&mut self) {
-        if !self.1.get() {
+        if !self.1 {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
@@ -1431,6 +1430,26 @@ fn search(
     bounds: Bounds,
     resume: Option<&Path>,
 ) -> Result<LayeredResult> {
+    let r = search_in(
+        layout, ncells, limits, max_memory, flush_keys, bounds, resume,
+    );
+    // A resumable search's files go when it ends; after an error (a full disk, say) they stay, so that
+    // the search goes on from its last checkpoint once the cause is mended.
+    if let (Ok(_), Some(dir)) = (&r, resume) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    r
+}
+
+fn search_in(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+    flush_keys: usize,
+    bounds: Bounds,
+    resume: Option<&Path>,
+) -> Result<LayeredResult> {
     let start = Instant::now();
     let (mut p0, _) = Position::from_layout(layout, ncells)?;
     p0.settle(None);
@@ -1517,7 +1536,6 @@ fn search(
             if let Some(n) = KILL_AFTER.get() {
                 KILL_AFTER.set(n.checked_sub(1));
                 if n == 1 && KILL_AT_ONCE.get() {
-                    cx.seeds.dir.1.set(true);
                     return Err(Error::Io("killed (test)".into()));
                 }
             }
@@ -1567,7 +1585,6 @@ fn search(
                         #[cfg(test)]
                         if KILL_AFTER.get() == Some(0) {
                             cx.seeds.flush()?;
-                            cx.seeds.dir.1.set(true);
                             return Err(Error::Io("killed (test)".into()));
                         }
                     }
