@@ -314,8 +314,7 @@ impl Dive {
 /// A child waiting in a dive's arena.
 #[derive(Clone, Copy)]
 struct Child {
-    /// Its score for the dive (with noise) and for the best-first search.
-    score: u32,
+    /// Its score for the best-first search.
     prio: u32,
     /// The move (or composite move) that reaches it, its key, and whether it is sorted (won).
     m: Move,
@@ -344,8 +343,9 @@ impl Diver {
             self.rng ^= self.rng << 17;
             score += (self.rng % self.noise as u64) as u32;
         }
+        self.order
+            .push((score as u64) << 32 | self.arena.len() as u64);
         self.arena.push(Child {
-            score,
             prio: weigh(f, bf),
             m,
             sorted,
@@ -355,7 +355,7 @@ impl Diver {
     }
 }
 
-/// A frame of a dive: a visited position and its children still to try (a range of the move arena).
+/// A frame of a dive: a visited position and its children still to try (a range of the dive's order).
 struct Frame {
     pos: Position,
     idx: u32,
@@ -405,8 +405,11 @@ enum DiverState {
 struct Diver {
     weights: Weights,
     frames: Vec<Frame>,
-    /// Children still to try: their score for this dive, their score for the best-first search, the move.
+    /// Children still to try, each frame's in the order they were generated.
     arena: Vec<Child>,
+    /// The children in the order the dive tries them (each frame's best score first): per child its
+    /// score for this dive (with noise) in the high half and its index in `arena` in the low half.
+    order: Vec<u64>,
     visited: u32,
     budget: u32,
     quantum: u32,
@@ -575,6 +578,7 @@ impl Solver {
             let dv = &mut self.divers[t];
             dv.frames.clear();
             dv.arena.clear();
+            dv.order.clear();
             dv.weights = d.weights;
             dv.budget = d.budget;
             dv.quantum = d.quantum;
@@ -761,9 +765,10 @@ impl Solver {
             if f.next >= f.end {
                 let f = dv.frames.pop().expect("a frame");
                 dv.arena.truncate(f.begin as usize);
+                dv.order.truncate(f.begin as usize);
                 continue;
             }
-            let c = dv.arena[f.next as usize];
+            let c = dv.arena[dv.order[f.next as usize] as u32 as usize];
             f.next += 1;
             let parent = f.idx;
             let child = match self.admit_key(&c.key, parent, c.prio, c.sorted, c.via, limits) {
@@ -801,6 +806,7 @@ impl Solver {
                     let begin = dv.frames[keep].begin as usize;
                     dv.frames.truncate(keep);
                     dv.arena.truncate(begin);
+                    dv.order.truncate(begin);
                     dv.complete = false;
                     dv.visited = 0;
                     dv.budget =
@@ -815,6 +821,7 @@ impl Solver {
                 dv.visited = 0;
                 dv.frames.clear();
                 dv.arena.clear();
+                dv.order.clear();
                 dv.state = DiverState::Fresh;
                 dv.complete = true;
                 for &i in &dv.touched {
@@ -842,6 +849,7 @@ impl Solver {
         if dv.state == DiverState::Done {
             dv.frames.clear();
             dv.arena.clear();
+            dv.order.clear();
         }
         self.divers[t] = dv;
         self.moves = moves;
@@ -961,7 +969,8 @@ impl Solver {
                 }
             }
         }
-        dv.arena[begin..].sort_by_key(|x| x.score);
+        // Best score first, ties in the order generated.
+        dv.order[begin..].sort_unstable();
         let end = dv.arena.len() as u32;
         dv.frames.push(Frame {
             pos: p,
