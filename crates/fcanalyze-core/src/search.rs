@@ -356,6 +356,7 @@ impl Diver {
 }
 
 /// A frame of a dive: a visited position and its children still to try (a range of the dive's order).
+#[derive(Clone, Copy)]
 struct Frame {
     pos: Position,
     idx: u32,
@@ -743,7 +744,14 @@ impl Solver {
         if dv.state == DiverState::Fresh {
             self.mark[root as usize] |= bit;
             dv.touched.push(root);
-            self.push_frame(&mut dv, *p0, root, origin, &mut moves);
+            dv.frames.push(Frame {
+                pos: *p0,
+                idx: root,
+                begin: 0,
+                next: 0,
+                end: 0,
+            });
+            self.expand_frame(&mut dv, origin, &mut moves);
             self.work.visits += 1;
             dv.state = DiverState::Diving;
         }
@@ -830,7 +838,11 @@ impl Solver {
                 dv.touched.clear();
                 break Step::Go;
             }
-            let mut q = dv.frames.last().expect("a frame").pos;
+            // The child's frame starts as a copy of its parent's, built in place.
+            dv.frames.extend_from_within(dv.frames.len() - 1..);
+            let f = dv.frames.last_mut().expect("a frame");
+            f.idx = child;
+            let q = &mut f.pos;
             let m = c.m;
             if m.from == DIG {
                 q.dig(m.to, origin, None);
@@ -843,7 +855,7 @@ impl Solver {
                 q.settle(None);
             }
             debug_assert_eq!(q.key(), &c.key);
-            self.push_frame(&mut dv, q, child, origin, &mut moves);
+            self.expand_frame(&mut dv, origin, &mut moves);
             self.work.visits += 1;
         };
         if dv.state == DiverState::Done {
@@ -856,28 +868,37 @@ impl Solver {
         step
     }
 
-    /// Push a dive frame for the position `p` stored at `idx`: its children, best score first (with the
-    /// dive's noise), each with its key so that children visited already are skipped without building
-    /// them.
+    /// Fill in the children of the dive's last frame (whose position and index are set): best score
+    /// first (with the dive's noise), each with its key so that children visited already are skipped
+    /// without building them.
     #[inline]
-    fn push_frame(
-        &self,
-        dv: &mut Diver,
-        p: Position,
-        idx: u32,
-        origin: &Origin,
-        moves: &mut Vec<Move>,
-    ) {
+    fn expand_frame(&self, dv: &mut Diver, origin: &Origin, moves: &mut Vec<Move>) {
+        // The frames are set aside while the children are added, so that the position is read in place.
+        let mut frames = std::mem::take(&mut dv.frames);
+        let frame = frames.last_mut().expect("a frame");
+        let begin = dv.arena.len() as u32;
+        self.add_children(dv, &frame.pos, origin, moves);
+        // Best score first, ties in the order generated.
+        dv.order[begin as usize..].sort_unstable();
+        frame.begin = begin;
+        frame.next = begin;
+        frame.end = dv.arena.len() as u32;
+        dv.frames = frames;
+    }
+
+    /// Add the children of position `p` to the dive's arena and order (unsorted). Kept out of line: the
+    /// loop compiles to fewer instructions as a function of its own (`p` then provably unaliased).
+    #[inline(never)]
+    fn add_children(&self, dv: &mut Diver, p: &Position, origin: &Origin, moves: &mut Vec<Move>) {
         p.moves(moves);
-        let begin = dv.arena.len();
         let base = p.peek_base();
         let depth2 = dv.weights.0[12] != 0 || self.weights.0[12] != 0;
         let bf = self.weights;
         for &m in moves.iter() {
             let (key, f, sorted) = match p.peek(m, &base, origin) {
-                Some(pk) => (pk.key, peek_features(&p, &pk, depth2), pk.stats & 0xFF == 0),
+                Some(pk) => (pk.key, peek_features(p, &pk, depth2), pk.stats & 0xFF == 0),
                 None => {
-                    let mut q = p;
+                    let mut q = *p;
                     q.apply(m, origin);
                     q.settle(None);
                     (*q.key(), features_with(&q, depth2), q.is_sorted())
@@ -890,7 +911,7 @@ impl Solver {
                 if !p.may_dig(suit, &base) {
                     continue;
                 }
-                let mut q = p;
+                let mut q = *p;
                 if q.dig(suit, origin, None) {
                     let m = Move {
                         from: DIG,
@@ -921,7 +942,7 @@ impl Solver {
                     if !p.may_shift(x, &base) {
                         continue;
                     }
-                    let mut q = p;
+                    let mut q = *p;
                     if q.shift(x, origin, None) {
                         let m = Move {
                             from: SHIFT,
@@ -950,7 +971,7 @@ impl Solver {
                 while p.below(b) != NONE {
                     b = p.below(b);
                 }
-                let mut q = p;
+                let mut q = *p;
                 if q.clear(b, origin, None) {
                     let m = Move {
                         from: CLEAR,
@@ -969,16 +990,6 @@ impl Solver {
                 }
             }
         }
-        // Best score first, ties in the order generated.
-        dv.order[begin..].sort_unstable();
-        let end = dv.arena.len() as u32;
-        dv.frames.push(Frame {
-            pos: p,
-            idx,
-            begin: begin as u32,
-            next: begin as u32,
-            end,
-        });
     }
 
     /// [`Strategy::Prove`]: depth first over every reachable position; returns the goal's index, or the
