@@ -150,6 +150,19 @@ pub struct Peek {
     moved: Card,
 }
 
+impl Peek {
+    /// Whether the [`Position::cover`] of a card of the bit set `cards` may differ in this child from
+    /// the parent's, `cols` being the parent's [`Position::columns_holding`] those cards: only when
+    /// the move takes cards from or puts cards on one of those columns, or moves one of those cards
+    /// from a free cell.
+    #[inline(always)]
+    pub fn may_cover(&self, cards: u64, cols: u32) -> bool {
+        // A free cell (`NONE`) is bit 31, never a column.
+        let touched = 1u32 << (self.src & 31) | 1u32 << (self.dst & 31);
+        cols & touched != 0 || (self.src == NONE && cards >> self.moved & 1 != 0)
+    }
+}
+
 /// A position: columns, free cells and foundations, with its canonical key.
 #[derive(Clone, Copy, Debug)]
 pub struct Position {
@@ -905,6 +918,24 @@ impl Position {
             hb,
             moved: b,
         })
+    }
+
+    /// The columns holding cards of the bit set `cards`, as a bit set. The position must keep its
+    /// statistics.
+    #[inline]
+    pub fn columns_holding(&self, cards: u64) -> u32 {
+        debug_assert!(self.track);
+        let mut cols = 0u32;
+        let mut rest = cards;
+        while rest != 0 {
+            let c = rest.trailing_zeros() as Card;
+            rest &= rest - 1;
+            let loc = (self.key[key_word(c)] >> key_shift(c)) & 7;
+            if loc != LOC_HOME && loc != LOC_CELL {
+                cols |= 1 << self.col_of[c as usize];
+            }
+        }
+        cols
     }
 
     /// [`Position::cover`] of card `c` in the child described by `pk` (a peek of this position).

@@ -128,33 +128,74 @@ fn features_with(p: &Position, depth2_wanted: bool) -> [i32; NFEATURES] {
     for slot in 0..p.ncells() {
         free += (p.cell(slot) == NONE) as u32;
     }
-    assemble(p, p.stats_sum(), free, empty, depth2_wanted, |c| p.cover(c))
+    let d = depths(p, depth2_wanted, |c| p.cover(c));
+    assemble(p, p.stats_sum(), free, empty, d)
 }
 
 /// The features of the child of `p` seen by `pk` (a [`Position::peek`] of `p`): equal to [`features`] of
 /// the child once built.
-#[inline(always)]
+#[inline]
 pub fn peek_features(p: &Position, pk: &Peek, depth2_wanted: bool) -> [i32; NFEATURES] {
-    assemble(p, pk.stats, pk.free, pk.empty, depth2_wanted, |c| {
-        p.peek_cover(pk, c)
-    })
+    peek_features_from(p, pk, &PeekDepths::new(p, depth2_wanted))
 }
 
+/// [`peek_features`] given the [`PeekDepths`] of `p`.
 #[inline(always)]
-fn assemble(
+fn peek_features_from(p: &Position, pk: &Peek, base: &PeekDepths) -> [i32; NFEATURES] {
+    let d = if pk.may_cover(base.cards, base.cols) {
+        depths(p, base.depth2_wanted, |c| p.peek_cover(pk, c))
+    } else {
+        base.depths
+    };
+    assemble(p, pk.stats, pk.free, pk.empty, d)
+}
+
+/// The depth features of a position, which its children peeked by most moves share: those that take
+/// no card from or put no card on a column holding one of the cards the depths count (and move none of
+/// them from a free cell), see [`Peek::may_cover`].
+struct PeekDepths {
+    /// Whether the depth of the second next card of each suit is counted.
+    depth2_wanted: bool,
+    /// The cards counted, as a bit set, and the columns holding them, as a bit set.
+    cards: u64,
+    cols: u32,
+    /// The depth, least depth and second depth of the position (see [`depths`]).
+    depths: (i32, i32, i32),
+}
+
+impl PeekDepths {
+    /// The depth features of `p` (which must keep its statistics), the second depth only if wanted.
+    #[inline]
+    fn new(p: &Position, depth2_wanted: bool) -> PeekDepths {
+        let f = p.foundations();
+        let mut cards = 0u64;
+        for s in 0..4u8 {
+            let r = f[s as usize];
+            if r < 13 {
+                cards |= 1 << crate::card::make(r, s);
+                if depth2_wanted && r < 12 {
+                    cards |= 1 << crate::card::make(r + 1, s);
+                }
+            }
+        }
+        PeekDepths {
+            depth2_wanted,
+            cards,
+            cols: p.columns_holding(cards),
+            depths: depths(p, depth2_wanted, |c| p.cover(c)),
+        }
+    }
+}
+
+/// The depth features of a position given the [`Position::cover`] of its cards: cards above the next
+/// card of each foundation, the least of those depths, and cards above the second next card of each
+/// foundation (0 unless `depth2_wanted`).
+#[inline(always)]
+fn depths(
     p: &Position,
-    sum: u64,
-    free: u32,
-    empty: u32,
     depth2_wanted: bool,
     cover: impl Fn(crate::card::Card) -> Option<u32>,
-) -> [i32; NFEATURES] {
-    let blockers = (sum & 0xFF) as i32;
-    let same_blockers = ((sum >> 8) & 0xFF) as i32;
-    let breaks = ((sum >> 16) & 0xFF) as i32;
-    let misplaced = ((sum >> 24) & 0xFF) as i32;
-    let kings = ((sum >> 32) & 0xFF) as i32;
-    let empty = empty as i32;
+) -> (i32, i32, i32) {
     let f = p.foundations();
     let (mut depth, mut depth2, mut min_depth) = (0i32, 0i32, 99i32);
     for s in 0..4u8 {
@@ -175,6 +216,26 @@ fn assemble(
     if min_depth == 99 {
         min_depth = 0;
     }
+    (depth, min_depth, depth2)
+}
+
+/// The features of a position given its [`Position::stats_sum`], empty free cells and columns, and
+/// [`depths`].
+#[inline(always)]
+fn assemble(
+    p: &Position,
+    sum: u64,
+    free: u32,
+    empty: u32,
+    (depth, min_depth, depth2): (i32, i32, i32),
+) -> [i32; NFEATURES] {
+    let blockers = (sum & 0xFF) as i32;
+    let same_blockers = ((sum >> 8) & 0xFF) as i32;
+    let breaks = ((sum >> 16) & 0xFF) as i32;
+    let misplaced = ((sum >> 24) & 0xFF) as i32;
+    let kings = ((sum >> 32) & 0xFF) as i32;
+    let empty = empty as i32;
+    let f = p.foundations();
     let free = free as i32;
     let used = p.ncells() as i32 - free;
     let out = 52 - p.home() as i32;
@@ -700,12 +761,12 @@ impl Solver {
             p.moves(&mut moves);
             let base = p.peek_base();
             let w = self.weights;
-            let depth2 = w.0[12] != 0;
+            let depths = PeekDepths::new(&p, w.0[12] != 0);
             for &m in &moves {
                 let admitted = match p.peek(m, &base, origin) {
                     Some(pk) => {
                         let sorted = pk.stats & 0xFF == 0;
-                        let prio = weigh(&peek_features(&p, &pk, depth2), &w);
+                        let prio = weigh(&peek_features_from(&p, &pk, &depths), &w);
                         self.admit_key(&pk.key, idx, prio, sorted, p.describe(m), limits)
                             .map(|c| (c, sorted))
                     }
@@ -893,10 +954,15 @@ impl Solver {
         p.moves(moves);
         let base = p.peek_base();
         let depth2 = dv.weights.0[12] != 0 || self.weights.0[12] != 0;
+        let depths = PeekDepths::new(p, depth2);
         let bf = self.weights;
         for &m in moves.iter() {
             let (key, f, sorted) = match p.peek(m, &base, origin) {
-                Some(pk) => (pk.key, peek_features(p, &pk, depth2), pk.stats & 0xFF == 0),
+                Some(pk) => (
+                    pk.key,
+                    peek_features_from(p, &pk, &depths),
+                    pk.stats & 0xFF == 0,
+                ),
                 None => {
                     let mut q = *p;
                     q.apply(m, origin);
