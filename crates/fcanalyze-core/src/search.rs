@@ -276,6 +276,32 @@ pub fn weigh(f: &[i32; NFEATURES], w: &Weights) -> u32 {
     s.max(0) as u32
 }
 
+/// Two weightings packed for one pass over the features: per feature the first weight plus the second
+/// times 2^32, so that the sum of the products holds the first score's sum in its low half and the
+/// second's in its high half.
+struct WeighPair([i64; NFEATURES]);
+
+impl WeighPair {
+    fn new(a: &Weights, b: &Weights) -> WeighPair {
+        WeighPair(std::array::from_fn(|i| {
+            a.0[i] as i64 + ((b.0[i] as i64) << 32)
+        }))
+    }
+
+    /// [`weigh`] of `f` with each weighting: the same scores while the first sum fits an i32 (features
+    /// add up to less than 2^10, so any weights below 2^20 in magnitude).
+    #[inline(always)]
+    fn weigh(&self, f: &[i32; NFEATURES]) -> (u32, u32) {
+        let mut s = 512i64 + (512i64 << 32);
+        for (wi, &fi) in self.0.iter().zip(f) {
+            s = s.wrapping_add(wi.wrapping_mul(fi as i64));
+        }
+        let a = s as i32;
+        let b = (s.wrapping_sub(a as i64) >> 32) as i32;
+        (a.max(0) as u32, b.max(0) as u32)
+    }
+}
+
 /// One depth-first dive of the solver's first phase: children are tried best score first, and the dive
 /// gives up after visiting `budget` positions.
 #[derive(Clone, Copy, Debug)]
@@ -394,10 +420,11 @@ impl Diver {
         via: u16,
         key: Key,
         f: &[i32; NFEATURES],
-        bf: &Weights,
+        w: &WeighPair,
         sorted: bool,
     ) {
-        let mut score = weigh(f, &self.weights) * 16;
+        let (score, prio) = w.weigh(f);
+        let mut score = score * 16;
         if self.noise > 0 {
             self.rng ^= self.rng << 13;
             self.rng ^= self.rng >> 7;
@@ -407,7 +434,7 @@ impl Diver {
         self.order
             .push((score as u64) << 32 | self.arena.len() as u64);
         self.arena.push(Child {
-            prio: weigh(f, bf),
+            prio,
             m,
             sorted,
             key,
@@ -955,7 +982,8 @@ impl Solver {
         let base = p.peek_base();
         let depth2 = dv.weights.0[12] != 0 || self.weights.0[12] != 0;
         let depths = PeekDepths::new(p, depth2);
-        let bf = self.weights;
+        // The dive's weighting and the best-first search's.
+        let w = WeighPair::new(&dv.weights, &self.weights);
         for &m in moves.iter() {
             let (key, f, sorted) = match p.peek(m, &base, origin) {
                 Some(pk) => (
@@ -970,7 +998,7 @@ impl Solver {
                     (*q.key(), features_with(&q, depth2), q.is_sorted())
                 }
             };
-            dv.add(m, p.describe(m), key, &f, &bf, sorted);
+            dv.add(m, p.describe(m), key, &f, &w, sorted);
         }
         if dv.digs {
             for suit in 0..4u8 {
@@ -990,7 +1018,7 @@ impl Solver {
                         via,
                         *q.key(),
                         &features_with(&q, depth2),
-                        &bf,
+                        &w,
                         q.is_sorted(),
                     );
                 }
@@ -1021,7 +1049,7 @@ impl Solver {
                             via,
                             *q.key(),
                             &features_with(&q, depth2),
-                            &bf,
+                            &w,
                             q.is_sorted(),
                         );
                     }
@@ -1050,7 +1078,7 @@ impl Solver {
                         via,
                         *q.key(),
                         &features_with(&q, depth2),
-                        &bf,
+                        &w,
                         q.is_sorted(),
                     );
                 }
@@ -1199,5 +1227,33 @@ impl Solver {
             }
         }
         out.finish(&mut cur, origin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both scores of a [`WeighPair`] equal [`weigh`] with each weighting, negative sums included.
+    #[test]
+    fn weigh_pair_matches_weigh() {
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n) as i32
+        };
+        let weightings: Vec<Weights> = RESTART_WEIGHTS
+            .iter()
+            .copied()
+            .chain([Weights::BEST_FIRST, Weights([-9_000; NFEATURES])])
+            .collect();
+        for _ in 0..10_000 {
+            let f: [i32; NFEATURES] = std::array::from_fn(|_| next(60));
+            let a = &weightings[next(weightings.len() as u64) as usize];
+            let b = &weightings[next(weightings.len() as u64) as usize];
+            assert_eq!(WeighPair::new(a, b).weigh(&f), (weigh(&f, a), weigh(&f, b)));
+        }
     }
 }
