@@ -838,7 +838,7 @@ impl Position {
     /// without building it; `None` when the child needs automatic moves (a move to the foundations, or
     /// one that exposes a card that goes home at once): build it then. `self` must be settled and keep
     /// its statistics, `base` must be its [`Position::peek_base`].
-    #[inline]
+    #[inline(always)]
     pub fn peek(&self, m: Move, base: &PeekBase, origin: &Origin) -> Option<Peek> {
         debug_assert!(self.track);
         if m.to == FOUNDATION {
