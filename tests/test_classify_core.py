@@ -99,7 +99,8 @@ def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
         "import sys; from fcanalyze import _core; "
         "_core.classify(10996, 1, max_memory_mb=64, checkpoint_dir=sys.argv[1])"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(ckpt)])
+    # Run from elsewhere than the checkout, whose fcanalyze/ would shadow the installed package.
+    proc = subprocess.Popen([sys.executable, "-c", code, str(ckpt)], cwd=tmp_path)
     state = ckpt / "cells-1" / "checkpoint"
     deadline = time.monotonic() + 300
     layer = 0
