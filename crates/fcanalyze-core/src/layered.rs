@@ -462,8 +462,8 @@ impl Frame {
     }
 }
 
-/// A directory of spill files, removed with everything in it when dropped.
-/// A directory of spill files, removed when dropped unless it persists (a resumable search's).
+/// A directory of spill files, removed with everything in it when dropped, unless it persists (a
+/// resumable search's).
 struct SpillDir(PathBuf, bool);
 
 impl SpillDir {
@@ -1194,7 +1194,7 @@ pub fn prove_layered(
 /// [`prove_layered`] with its files in `dir`, resumable: at the start of every layer it saves a
 /// checkpoint there, and a search of the same start position, cells and memory started with the same
 /// `dir` goes on from the last checkpoint instead of the start (after its process was killed, say).
-/// The directory is removed when the search returns.
+/// The directory is removed when the search returns a result (it stays after an error).
 pub fn prove_layered_resumable(
     layout: &Layout,
     ncells: usize,
