@@ -708,7 +708,11 @@ impl Seeds {
         }
         let sig = signature(key);
         let mut group = Vec::new();
-        read_recs(&self.dir.kept(progress(key)), |r| {
+        let path = self.dir.kept(progress(key));
+        if !path.exists() {
+            return Ok(None);
+        }
+        read_recs(&path, |r| {
             if signature(&unpack(&rec_key(r))) == sig {
                 group.push(*r);
             }
@@ -948,6 +952,11 @@ impl Checkpoint {
                 c.disk -= c.kept.min(c.disk);
                 c.kept = 0;
                 c.kept_layers.clear();
+            }
+            if c.keep {
+                // Every finished layer kept on disk (a checkpoint saved after an earlier resumption
+                // may list only the layers finished since).
+                c.kept_layers = (0..c.layer).filter(|&l| dir.kept(l).exists()).collect();
             }
         }
         let entries = std::fs::read_dir(&dir.0).map_err(|e| io_error(&dir.0, e))?;
@@ -1517,6 +1526,12 @@ fn search_in(
                 s.written[l] = written;
                 s.runs[l] = runs;
             }
+            for l in c.kept_layers {
+                let path = s.dir.kept(l);
+                s.written[l] = std::fs::metadata(&path)
+                    .map_err(|e| io_error(&path, e))?
+                    .len();
+            }
             c.layer
         }
         None => {
@@ -1925,6 +1940,22 @@ mod tests {
                 assert!(!dir.exists(), "the files go when the search ends");
             }
         }
+        // Killed again after a resumption: the lines still reach the start.
+        let mut late = Layout::deal(2).unwrap();
+        for col in late.columns.iter_mut() {
+            col.retain(|&c| crate::card::rank(c) >= 7);
+        }
+        late.foundations = [7; 4];
+        let whole = search(&late, 0, limits, None, 100, kept(u64::MAX), None).unwrap();
+        for n in [2, 3] {
+            KILL_AFTER.set(Some(n));
+            assert!(search(&late, 0, limits, None, 100, kept(u64::MAX), Some(&dir)).is_err());
+        }
+        KILL_AFTER.set(None);
+        let r = search(&late, 0, limits, None, 100, kept(u64::MAX), Some(&dir)).unwrap();
+        assert_eq!((r.outcome, r.positions), (whole.outcome, whole.positions));
+        assert_eq!(r.chain.first(), whole.chain.first());
+        assert_eq!(r.chain.len(), whole.chain.len());
         // Another search's checkpoint, or a torn one, starts afresh.
         let deal = Layout::deal(11982).unwrap();
         KILL_AFTER.set(Some(3));
