@@ -1194,10 +1194,13 @@ pub fn prove_layered(
     limits: Limits,
     max_memory: Option<usize>,
 ) -> Result<LayeredResult> {
-    // The write buffers take at most an eighth of the memory budget (twice that with the slack of
-    // growing vectors).
-    let flush = max_memory.map_or(FLUSH_KEYS, |m| (m / 8 / RECORD).clamp(1 << 12, FLUSH_KEYS));
-    prove_layered_flushing(layout, ncells, limits, max_memory, flush)
+    prove_layered_flushing(layout, ncells, limits, max_memory, flush_keys(max_memory))
+}
+
+/// Keys buffered before a flush within `max_memory`: the write buffers take at most an eighth of it
+/// (twice that with the slack of growing vectors).
+fn flush_keys(max_memory: Option<usize>) -> usize {
+    max_memory.map_or(FLUSH_KEYS, |m| (m / 8 / RECORD).clamp(1 << 12, FLUSH_KEYS))
 }
 
 /// [`prove_layered`] with its files in `dir`, resumable: at the start of every layer it saves a
@@ -1211,13 +1214,12 @@ pub fn prove_layered_resumable(
     max_memory: Option<usize>,
     dir: &Path,
 ) -> Result<LayeredResult> {
-    let flush = max_memory.map_or(FLUSH_KEYS, |m| (m / 8 / RECORD).clamp(1 << 12, FLUSH_KEYS));
     search(
         layout,
         ncells,
         limits,
         max_memory,
-        flush,
+        flush_keys(max_memory),
         bounds(max_memory),
         Some(dir),
     )
