@@ -36,6 +36,7 @@ fn main() {
         max_millis: std::env::var("MS").ok().map(|v| v.parse().unwrap()),
         start: env("START", d.start),
         short_prover: env("SHORT_PROVER", 0u8) == 1,
+        beams: if env("BEAMS", 1u8) == 1 { d.beams } else { &[] },
     };
     eprintln!("{} deals, {threads} threads, {limits:?}", deals.len());
     let deals = Arc::new(deals);

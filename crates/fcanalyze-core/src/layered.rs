@@ -1621,10 +1621,16 @@ fn search_in(
     finish(cx.res, LayeredOutcome::Unsolvable)
 }
 
+/// The beams [`prove_bounded`] tries when the prover runs out of memory: width and most positions.
+const GIANT_BEAMS: &[(usize, u64)] = &[(100_000, 20_000_000), (1_000_000, 100_000_000)];
+/// Most bytes a beam holds per position kept (its set of keys, the kept depths, the candidates).
+const BEAM_BYTES_PER_POSITION: usize = 96;
+
 /// The prover within its memory ([`Prover::max_memory`]). When the memory runs out before the position
 /// budget, the reachable set is large: either the position is solvable and the depth-first search went
-/// the wrong way, or it is a large proof. The heuristic solver then searches with as many positions as
-/// the memory holds (it finds the lines of the first kind), and if it too runs out, the layered proof
+/// the wrong way, or it is a large proof. Wide beams ([`GIANT_BEAMS`]) and the heuristic solver then
+/// search with as many positions as the memory holds (they find the lines of the first kind), and if
+/// they too run out, the layered proof
 /// decides (it holds fewer positions at once). A won position it reaches gives the line found again
 /// backwards ([`chain_to`]), replayed like every line; when even that does not fit in the memory, the
 /// answer is undecided.
@@ -1653,6 +1659,29 @@ pub fn prove_bounded(
     {
         return Ok(r);
     }
+    // Wide beams next: they found the lines of deal 13599 with one cell (a beam of 100,000 within 2.3
+    // million positions) that the prover and the solver missed for hundreds of millions.
+    let mut spent = r.elapsed_ms;
+    for &(width, positions) in GIANT_BEAMS {
+        let b = crate::beam::beam(
+            layout,
+            ncells,
+            width,
+            Limits {
+                max_positions: positions
+                    .min((memory / BEAM_BYTES_PER_POSITION) as u64)
+                    .min(limits.max_positions),
+                max_millis: limits.max_millis,
+            },
+        )?;
+        spent += b.elapsed_ms;
+        if b.outcome != Outcome::Undecided {
+            return Ok(SearchResult {
+                elapsed_ms: spent,
+                ..b
+            });
+        }
+    }
     // The solver's positions cost BYTES_PER_POSITION on average, and up to twice that while its arena and
     // table double (deal 982 at 2 cells reached 13.5 GB under a 10 GiB budget with a 48-byte estimate).
     let s = solver.search(
@@ -1667,12 +1696,13 @@ pub fn prove_bounded(
     // A solver this large gives its tables back now, not at its next search (the layered proof needs the
     // memory).
     *solver = Solver::new();
+    spent += s.elapsed_ms;
     if s.outcome != Outcome::Undecided {
-        let mut s = s;
-        s.elapsed_ms += r.elapsed_ms;
-        return Ok(s);
+        return Ok(SearchResult {
+            elapsed_ms: spent,
+            ..s
+        });
     }
-    let spent = r.elapsed_ms + s.elapsed_ms;
     layered_result(layout, ncells, limits, prover.max_memory, checkpoint, spent)
 }
 

@@ -1,6 +1,7 @@
 //! fcanalyze's core: Microsoft FreeCell deals, the exact rules of play, canonical positions and the
 //! search engine. Plain Rust with no Python types; `fcanalyze-py` binds it as `fcanalyze._core`.
 
+pub mod beam;
 pub mod card;
 pub mod classify;
 pub mod deal;

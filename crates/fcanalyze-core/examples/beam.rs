@@ -1,0 +1,22 @@
+//! Experiment driver: one beam search ([`fccore::beam`]) of a deal.
+//! Usage: beam DEAL CELLS WIDTH [MAX_POSITIONS]
+use fccore::*;
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let deal: u64 = args[1].parse().unwrap();
+    let cells: usize = args[2].parse().unwrap();
+    let width: usize = args[3].parse().unwrap();
+    let max_positions = args.get(4).map_or(u64::MAX, |x| x.parse().unwrap());
+    let limits = Limits {
+        max_positions,
+        max_millis: None,
+    };
+    let r = beam::beam(&Layout::deal(deal).unwrap(), cells, width, limits).unwrap();
+    println!(
+        "deal {deal}@{cells} width {width}: {} after {} positions, {} moves, {:.1} s",
+        r.outcome.as_str(),
+        r.positions,
+        r.player_moves(),
+        r.elapsed_ms / 1e3
+    );
+}
