@@ -1,5 +1,5 @@
 //! Experiment driver: one beam search ([`fccore::beam`]) of a deal.
-//! Usage: beam DEAL CELLS WIDTH [MAX_POSITIONS]
+//! Usage: beam DEAL CELLS WIDTH [MAX_POSITIONS]   (env W=weights of the heuristic's features)
 use fccore::*;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -11,7 +11,13 @@ fn main() {
         max_positions,
         max_millis: None,
     };
-    let r = beam::beam(&Layout::deal(deal).unwrap(), cells, width, limits).unwrap();
+    let mut w = search::Weights::BEST_FIRST;
+    if let Ok(s) = std::env::var("W") {
+        let v: Vec<i32> = s.split(',').map(|x| x.parse().unwrap()).collect();
+        w.0 = [0; search::NFEATURES];
+        w.0[..v.len()].copy_from_slice(&v);
+    }
+    let r = beam::beam_weighted(&Layout::deal(deal).unwrap(), cells, width, &w, limits).unwrap();
     println!(
         "deal {deal}@{cells} width {width}: {} after {} positions, {} moves, {:.1} s",
         r.outcome.as_str(),

@@ -34,6 +34,17 @@ struct Kept {
 /// Search `layout` with `ncells` free cells by a beam of `width` positions per depth, until won, run dry
 /// or out of `limits` (positions kept, milliseconds).
 pub fn beam(layout: &Layout, ncells: usize, width: usize, limits: Limits) -> Result<SearchResult> {
+    beam_weighted(layout, ncells, width, &Weights::BEST_FIRST, limits)
+}
+
+/// [`beam`] with the heuristic's weights `w`.
+pub fn beam_weighted(
+    layout: &Layout,
+    ncells: usize,
+    width: usize,
+    w: &Weights,
+    limits: Limits,
+) -> Result<SearchResult> {
     let start = Instant::now();
     let width = width.max(1);
     let (mut p0, origin) = Position::from_layout(layout, ncells)?;
@@ -70,7 +81,6 @@ pub fn beam(layout: &Layout, ncells: usize, width: usize, limits: Limits) -> Res
     let mut complete = true;
     let mut moves: Vec<Move> = Vec::new();
     let mut next: Vec<(u32, Key, u32)> = Vec::new();
-    let w = Weights::BEST_FIRST;
     loop {
         let front = depths.last().expect("the root's depth");
         next.clear();
@@ -93,7 +103,7 @@ pub fn beam(layout: &Layout, ncells: usize, width: usize, limits: Limits) -> Res
                     let positions = seen.len() as u64 + 1;
                     return done(Outcome::Solved, positions, line(chain)?, None);
                 }
-                next.push((score(&q, &w), key, i as u32));
+                next.push((score(&q, w), key, i as u32));
             }
         }
         // One entry per new position (the first parent found keeps it), then the best `width`.
