@@ -1239,6 +1239,8 @@ fn bounds(max_memory: Option<usize>) -> Bounds {
         max_kept: max_memory.map_or(u64::MAX, |m| 2 * m as u64),
         // The stack of positions to expand takes at most a sixteenth of it.
         max_stack_bytes: max_memory.map_or(usize::MAX, |m| m / 16),
+        // A group's set goes over to levels when the memory runs out.
+        max_set_len: usize::MAX,
     }
 }
 
@@ -1269,6 +1271,10 @@ struct Bounds {
     /// Bytes of the stack of positions to expand; positions past it wait in the group's set, untaken,
     /// and are found again by a scan of the set.
     max_stack_bytes: usize,
+    /// Positions of a group's set past which the group is searched again by levels
+    /// ([`search_by_levels`]), as when the memory runs out (tests set it low; it does not change the
+    /// count).
+    max_set_len: usize,
 }
 
 /// How the search of one group ended.
@@ -1291,6 +1297,7 @@ struct Cx<'a> {
     limits: Limits,
     max_memory: Option<usize>,
     max_stack_bytes: usize,
+    max_set_len: usize,
     start: Instant,
     layer: usize,
     /// Positions of finished groups.
@@ -1304,7 +1311,8 @@ struct Cx<'a> {
 
 /// Search the group of `first` (a seed), its other seeds given by `more`: depth first from each seed,
 /// with a stack of at most [`Cx::max_stack_bytes`]; positions that find the stack full wait in the set
-/// untaken, and scans of the set take them until none is left.
+/// untaken, and scans of the set take them until none is left. When the set outgrows the memory, the
+/// group is searched again by levels ([`search_by_levels`]) from the seeds taken so far and the rest.
 fn search_group(
     cx: &mut Cx,
     first: Key,
@@ -1319,6 +1327,8 @@ fn search_group(
     let mut waiting = 0usize;
     let mut cursor = (0, 0);
     let mut next = Some(first);
+    // The seeds taken that were not in the set yet: with the rest, they reach the whole group.
+    let mut taken: Vec<u128> = Vec::new();
     loop {
         // The next position to expand: from the stack, else the next seed, else one left waiting.
         let code = if let Some(c) = stack.pop() {
@@ -1332,6 +1342,7 @@ fn search_group(
             if !table.insert(code, true) {
                 continue;
             }
+            taken.push(code);
             if cx.rules.is_sorted(&seed) {
                 return Ok(GroupEnd::Won {
                     target: seed,
@@ -1400,6 +1411,9 @@ fn search_group(
             }
         }
         cx.expanded += 1;
+        if table.len > cx.max_set_len {
+            return search_by_levels(cx, &frame, taken, more);
+        }
         if cx.expanded & 4095 == 0 {
             let res = &mut cx.res;
             res.positions = cx.done + table.len as u64;
@@ -1408,7 +1422,7 @@ fn search_group(
             }
             let parts = [
                 table.memory(),
-                stack.capacity() * std::mem::size_of::<u128>(),
+                (stack.capacity() + taken.capacity()) * std::mem::size_of::<u128>(),
                 cx.merge_bytes,
                 cx.seeds.memory(),
                 table.len,
@@ -1420,7 +1434,9 @@ fn search_group(
             }
             res.peak_disk = res.peak_disk.max(cx.seeds.disk);
             if cx.max_memory.is_some_and(|m| bytes > m) {
-                return Ok(GroupEnd::Out(Budget::Positions));
+                drop(table);
+                drop(stack);
+                return search_by_levels(cx, &frame, taken, more);
             }
             if let Some(ms) = cx.limits.max_millis {
                 if cx.start.elapsed().as_millis() as u64 >= ms {
@@ -1429,6 +1445,108 @@ fn search_group(
             }
         }
     }
+}
+
+/// Search a group breadth first from its seeds (`seeds`, the rest given by `more`), holding three levels
+/// at a time instead of the whole group: the positions one move from level `t` lie in levels `t - 1`,
+/// `t` and `t + 1`, because every move within a group can be undone by a move within the group (no card
+/// goes home or leaves its dealt card there; a card or run goes back where it came from, the free cells
+/// and empty columns allowing as many cards back as forth). So level `t + 1` is what level `t` reaches,
+/// less levels `t` and `t - 1`, and the group's count is the sum of its levels. Slower than the set
+/// (each level is sorted), for the groups the set does not hold in memory.
+fn search_by_levels(
+    cx: &mut Cx,
+    frame: &Frame,
+    mut cur: Vec<u128>,
+    more: &mut dyn FnMut() -> Result<Option<Key>>,
+) -> Result<GroupEnd> {
+    // Sort, deduplicate and drop what an earlier level holds.
+    fn settle_level(level: &mut Vec<u128>, cur: &[u128], prev: &[u128]) {
+        level.sort_unstable();
+        level.dedup();
+        level.retain(|c| cur.binary_search(c).is_err() && prev.binary_search(c).is_err());
+    }
+    while let Some(seed) = more()? {
+        cur.push(frame.encode(&seed));
+    }
+    settle_level(&mut cur, &[], &[]);
+    let mut total = 0usize;
+    let mut prev: Vec<u128> = Vec::new();
+    let mut next: Vec<u128> = Vec::new();
+    let mut counted = 0u64;
+    while !cur.is_empty() {
+        for &code in &cur {
+            let key = frame.decode(code);
+            if cx.rules.is_sorted(&key) {
+                return Ok(GroupEnd::Won {
+                    target: key,
+                    tail: None,
+                    len: total + cur.len(),
+                });
+            }
+        }
+        total += cur.len();
+        let mut compact_at = (cur.len() * 4).max(1 << 20);
+        for (i, &code) in cur.iter().enumerate() {
+            let key = frame.decode(code);
+            let p = cx.rules.decode(&key);
+            cx.rules.children(&p, &mut cx.kids);
+            for k in &cx.kids {
+                if *k == [0; 3] {
+                    return Ok(GroupEnd::Won {
+                        target: key,
+                        tail: Some(*k),
+                        len: total,
+                    });
+                }
+                let l = progress(k);
+                if l > cx.layer {
+                    cx.seeds.push(l, k, Some(&key))?;
+                    continue;
+                }
+                next.push(frame.encode(k));
+            }
+            if next.len() >= compact_at {
+                settle_level(&mut next, &cur, &prev);
+                compact_at = compact_at.max(next.len() * 2);
+            }
+            cx.expanded += 1;
+            counted += 1;
+            if counted & 4095 == 0 || i + 1 == cur.len() {
+                let res = &mut cx.res;
+                res.positions = cx.done + total as u64;
+                if res.positions >= cx.limits.max_positions {
+                    return Ok(GroupEnd::Out(Budget::Positions));
+                }
+                let levels = prev.capacity() + cur.capacity() + next.capacity();
+                let parts = [
+                    levels * std::mem::size_of::<u128>(),
+                    0,
+                    cx.merge_bytes,
+                    cx.seeds.memory(),
+                    total,
+                ];
+                let bytes = parts[..4].iter().sum();
+                if bytes > res.peak_bytes {
+                    res.peak_bytes = bytes;
+                    res.peak_parts = parts;
+                }
+                res.peak_disk = res.peak_disk.max(cx.seeds.disk);
+                if cx.max_memory.is_some_and(|m| bytes > m) {
+                    return Ok(GroupEnd::Out(Budget::Positions));
+                }
+                if let Some(ms) = cx.limits.max_millis {
+                    if cx.start.elapsed().as_millis() as u64 >= ms {
+                        return Ok(GroupEnd::Out(Budget::Time));
+                    }
+                }
+            }
+        }
+        settle_level(&mut next, &cur, &prev);
+        prev = std::mem::replace(&mut cur, std::mem::take(&mut next));
+        next = Vec::new();
+    }
+    Ok(GroupEnd::Done(total))
 }
 
 /// [`prove_layered_flushing`] within `bounds`.
@@ -1504,6 +1622,7 @@ fn search_in(
         limits,
         max_memory,
         max_stack_bytes: bounds.max_stack_bytes,
+        max_set_len: bounds.max_set_len,
         start,
         layer: 0,
         done: 0,
@@ -1754,6 +1873,7 @@ mod tests {
         Bounds {
             max_kept,
             max_stack_bytes: usize::MAX,
+            max_set_len: usize::MAX,
         }
     }
 
@@ -1873,6 +1993,7 @@ mod tests {
         let small = Bounds {
             max_kept: u64::MAX,
             max_stack_bytes: 1,
+            max_set_len: usize::MAX,
         };
         let deal = Layout::deal(11982).unwrap();
         let r = search(&deal, 4, limits, None, 5000, small, None).unwrap();
@@ -1894,6 +2015,49 @@ mod tests {
             }
         }
         assert!(proofs > 10, "{proofs} proofs");
+    }
+
+    /// Groups searched by levels once their set passes a few bytes (as when the memory runs out) give
+    /// the same counts as groups held in their sets, and the same win with its line.
+    #[test]
+    fn groups_searched_by_levels_count_the_same() {
+        let limits = Limits {
+            max_positions: 2_000_000,
+            max_millis: None,
+        };
+        let levels = Bounds {
+            max_kept: u64::MAX,
+            max_stack_bytes: usize::MAX,
+            max_set_len: 50,
+        };
+        let deal = Layout::deal(11982).unwrap();
+        let r = search(&deal, 4, limits, None, 5000, levels, None).unwrap();
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+        let mut proofs = 0;
+        for deal in 1..=8u64 {
+            for k in [0usize, 1, 2] {
+                let layout = Layout::deal(deal).unwrap();
+                let a = search(&layout, k, limits, None, 5000, kept(u64::MAX), None).unwrap();
+                let b = search(&layout, k, limits, None, 5000, levels, None).unwrap();
+                assert_eq!(a.outcome, b.outcome, "deal {deal} k={k}");
+                if a.outcome == LayeredOutcome::Unsolvable {
+                    assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
+                    proofs += 1;
+                }
+            }
+        }
+        assert!(proofs > 8, "{proofs} proofs");
+        let mut late = Layout::deal(2).unwrap();
+        for col in late.columns.iter_mut() {
+            col.retain(|&c| crate::card::rank(c) >= 7);
+        }
+        late.foundations = [7; 4];
+        let r = search(&late, 0, limits, None, 100, levels, None).unwrap();
+        assert_eq!(r.outcome, LayeredOutcome::Won);
+        assert!(!r.chain.is_empty());
     }
 
     /// Past the disk budget for lines the search goes on, with the same count, and a win comes without
