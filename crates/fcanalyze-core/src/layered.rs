@@ -543,6 +543,52 @@ fn remove_orphans(base: &Path) {
     }
 }
 
+/// Bytes free for an unprivileged user on the file system of `path` (`None` where unknown).
+fn free_disk(path: &Path) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        /// `struct statvfs` of glibc and musl on 64-bit Linux.
+        #[repr(C)]
+        struct StatVfs {
+            bsize: u64,
+            frsize: u64,
+            blocks: u64,
+            bfree: u64,
+            bavail: u64,
+            files: u64,
+            ffree: u64,
+            favail: u64,
+            fsid: u64,
+            flag: u64,
+            namemax: u64,
+            spare: [i32; 6],
+        }
+        extern "C" {
+            fn statvfs(path: *const std::ffi::c_char, buf: *mut StatVfs) -> i32;
+        }
+        if cfg!(not(target_pointer_width = "64")) {
+            return None;
+        }
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+        let mut st = std::mem::MaybeUninit::<StatVfs>::uninit();
+        // SAFETY: `c` is a NUL-terminated path and `st` a buffer of the layout statvfs fills on 64-bit
+        // Linux; it is read only when the call succeeded.
+        let st = unsafe {
+            if statvfs(c.as_ptr(), st.as_mut_ptr()) != 0 {
+                return None;
+            }
+            st.assume_init()
+        };
+        Some(st.bavail.saturating_mul(st.frsize))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::Io(format!("layered proof, {}: {e}", path.display()))
 }
@@ -566,10 +612,14 @@ struct Seeds {
     kept: u64,
     /// Bytes of the last layer's file when it is not kept (removed when the next layer's replaces it).
     transient: u64,
+    /// Free disk space a write must leave; a write that would leave less is not made, and the search
+    /// ends undecided ([`Budget::Disk`]) instead of failing on a full disk.
+    min_free: u64,
+    disk_low: bool,
 }
 
 impl Seeds {
-    fn new(flush_keys: usize, max_kept: u64, dir: SpillDir) -> Result<Seeds> {
+    fn new(flush_keys: usize, max_kept: u64, min_free: u64, dir: SpillDir) -> Result<Seeds> {
         Ok(Seeds {
             flush_keys,
             dir,
@@ -583,6 +633,8 @@ impl Seeds {
             max_kept,
             kept: 0,
             transient: 0,
+            min_free,
+            disk_low: false,
         })
     }
 
@@ -619,6 +671,14 @@ impl Seeds {
         self.buffered -= buf.len();
         buf.sort_unstable_by_key(rec_order);
         buf.dedup_by_key(|r| rec_key(r));
+        let bytes = (buf.len() * RECORD) as u64;
+        if self.disk_low || free_disk(&self.dir.0).is_some_and(|f| f < bytes + self.min_free) {
+            // Dropped: the search is no longer complete and ends undecided at its next check.
+            self.disk_low = true;
+            buf.clear();
+            buf.shrink_to(0);
+            return Ok(());
+        }
         let path = self.dir.file(layer);
         if self.files[layer].is_none() {
             // Appending: a resumed search goes on with the runs its checkpoint lists.
@@ -631,7 +691,6 @@ impl Seeds {
         }
         let w = self.files[layer].as_mut().expect("an open file");
         write_recs(w, buf).map_err(|e| io_error(&path, e))?;
-        let bytes = (buf.len() * RECORD) as u64;
         self.runs[layer].push(self.written[layer]);
         self.written[layer] += bytes;
         self.disk += bytes;
@@ -1241,6 +1300,7 @@ fn bounds(max_memory: Option<usize>) -> Bounds {
         max_stack_bytes: max_memory.map_or(usize::MAX, |m| m / 16),
         // A group's set goes over to levels when the memory runs out.
         max_set_len: usize::MAX,
+        min_free_disk: MIN_FREE_DISK,
     }
 }
 
@@ -1275,7 +1335,12 @@ struct Bounds {
     /// ([`search_by_levels`]), as when the memory runs out (tests set it low; it does not change the
     /// count).
     max_set_len: usize,
+    /// Free disk space the spill files must leave ([`Budget::Disk`]).
+    min_free_disk: u64,
 }
+
+/// The free disk space a layered proof leaves: a write that would leave less ends the proof undecided.
+const MIN_FREE_DISK: u64 = 2 << 30;
 
 /// How the search of one group ended.
 enum GroupEnd {
@@ -1433,6 +1498,9 @@ fn search_group(
                 res.peak_parts = parts;
             }
             res.peak_disk = res.peak_disk.max(cx.seeds.disk);
+            if cx.seeds.disk_low {
+                return Ok(GroupEnd::Out(Budget::Disk));
+            }
             if cx.max_memory.is_some_and(|m| bytes > m) {
                 drop(table);
                 drop(stack);
@@ -1532,6 +1600,9 @@ fn search_by_levels(
                     res.peak_parts = parts;
                 }
                 res.peak_disk = res.peak_disk.max(cx.seeds.disk);
+                if cx.seeds.disk_low {
+                    return Ok(GroupEnd::Out(Budget::Disk));
+                }
                 if cx.max_memory.is_some_and(|m| bytes > m) {
                     return Ok(GroupEnd::Out(Budget::Positions));
                 }
@@ -1618,7 +1689,7 @@ fn search_in(
     }
     let mut cx = Cx {
         rules: &rules,
-        seeds: Seeds::new(flush_keys, bounds.max_kept, dir)?,
+        seeds: Seeds::new(flush_keys, bounds.max_kept, bounds.min_free_disk, dir)?,
         limits,
         max_memory,
         max_stack_bytes: bounds.max_stack_bytes,
@@ -1666,6 +1737,10 @@ fn search_in(
         {
             cx.layer = layer;
             cx.seeds.sync()?;
+            if cx.seeds.disk_low {
+                // Seeds were dropped: no checkpoint of an incomplete search.
+                return finish(cx.res, LayeredOutcome::Undecided(Budget::Disk));
+            }
             let elapsed = before_ms + start.elapsed().as_secs_f64() * 1e3;
             Checkpoint::of(&cx, &ident, elapsed).save(&cx.seeds.dir.state())?;
             #[cfg(test)]
@@ -1716,6 +1791,9 @@ fn search_in(
                         if res.positions >= limits.max_positions {
                             return finish(cx.res, LayeredOutcome::Undecided(Budget::Positions));
                         }
+                        if cx.seeds.disk_low {
+                            return finish(cx.res, LayeredOutcome::Undecided(Budget::Disk));
+                        }
                         // Tests: killed after a group, its layer's file renamed and later layers'
                         // files grown since the checkpoint.
                         #[cfg(test)]
@@ -1723,6 +1801,10 @@ fn search_in(
                             cx.seeds.flush()?;
                             return Err(Error::Io("killed (test)".into()));
                         }
+                    }
+                    GroupEnd::Won { .. } if cx.seeds.disk_low => {
+                        // Won, but the line may lead through seeds that were dropped.
+                        return finish(cx.res, LayeredOutcome::Undecided(Budget::Disk));
                     }
                     GroupEnd::Won { target, tail, len } => {
                         // The line to it, found again backwards.
@@ -1736,6 +1818,9 @@ fn search_in(
                 first = (!aside.is_empty()).then(|| aside.remove(0));
             }
         }
+    }
+    if cx.seeds.disk_low {
+        return finish(cx.res, LayeredOutcome::Undecided(Budget::Disk));
     }
     finish(cx.res, LayeredOutcome::Unsolvable)
 }
@@ -1874,6 +1959,7 @@ mod tests {
             max_kept,
             max_stack_bytes: usize::MAX,
             max_set_len: usize::MAX,
+            min_free_disk: 0,
         }
     }
 
@@ -1994,6 +2080,7 @@ mod tests {
             max_kept: u64::MAX,
             max_stack_bytes: 1,
             max_set_len: usize::MAX,
+            min_free_disk: 0,
         };
         let deal = Layout::deal(11982).unwrap();
         let r = search(&deal, 4, limits, None, 5000, small, None).unwrap();
@@ -2029,6 +2116,7 @@ mod tests {
             max_kept: u64::MAX,
             max_stack_bytes: usize::MAX,
             max_set_len: 50,
+            min_free_disk: 0,
         };
         let deal = Layout::deal(11982).unwrap();
         let r = search(&deal, 4, limits, None, 5000, levels, None).unwrap();
@@ -2058,6 +2146,27 @@ mod tests {
         let r = search(&late, 0, limits, None, 100, levels, None).unwrap();
         assert_eq!(r.outcome, LayeredOutcome::Won);
         assert!(!r.chain.is_empty());
+    }
+
+    /// A search whose spill files would leave less free disk space than it must ends undecided for want
+    /// of disk, not with an error; with the space, the same search is a proof.
+    #[test]
+    fn a_search_short_of_disk_is_undecided() {
+        let limits = Limits {
+            max_positions: 2_000_000,
+            max_millis: None,
+        };
+        let deal = Layout::deal(11982).unwrap();
+        let mut bounds = kept(u64::MAX);
+        let r = search(&deal, 4, limits, None, 500, bounds, None).unwrap();
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+        bounds.min_free_disk = u64::MAX / 4;
+        let r = search(&deal, 4, limits, None, 500, bounds, None).unwrap();
+        assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
+        assert!(r.positions < 61_643);
     }
 
     /// Past the disk budget for lines the search goes on, with the same count, and a win comes without

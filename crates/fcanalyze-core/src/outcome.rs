@@ -49,6 +49,8 @@ pub struct SearchResult {
 pub enum Budget {
     Positions,
     Time,
+    /// The free disk space (the layered proof's spill files).
+    Disk,
 }
 
 impl SearchResult {

@@ -168,6 +168,7 @@ fn budget_name(b: Option<Budget>) -> Option<&'static str> {
     b.map(|b| match b {
         Budget::Positions => "positions",
         Budget::Time => "time",
+        Budget::Disk => "disk",
     })
 }
 
