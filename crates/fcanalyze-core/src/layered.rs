@@ -1529,7 +1529,7 @@ fn search_by_levels(
     more: &mut dyn FnMut() -> Result<Option<Key>>,
 ) -> Result<GroupEnd> {
     // Sort, deduplicate and drop what an earlier level holds.
-    fn settle_level(level: &mut Vec<u128>, cur: &[u128], prev: &[u128]) {
+    fn keep_new(level: &mut Vec<u128>, cur: &[u128], prev: &[u128]) {
         level.sort_unstable();
         level.dedup();
         level.retain(|c| cur.binary_search(c).is_err() && prev.binary_search(c).is_err());
@@ -1537,7 +1537,7 @@ fn search_by_levels(
     while let Some(seed) = more()? {
         cur.push(frame.encode(&seed));
     }
-    settle_level(&mut cur, &[], &[]);
+    keep_new(&mut cur, &[], &[]);
     let mut total = 0usize;
     let mut prev: Vec<u128> = Vec::new();
     let mut next: Vec<u128> = Vec::new();
@@ -1575,7 +1575,7 @@ fn search_by_levels(
                 next.push(frame.encode(k));
             }
             if next.len() >= compact_at {
-                settle_level(&mut next, &cur, &prev);
+                keep_new(&mut next, &cur, &prev);
                 compact_at = compact_at.max(next.len() * 2);
             }
             cx.expanded += 1;
@@ -1613,7 +1613,7 @@ fn search_by_levels(
                 }
             }
         }
-        settle_level(&mut next, &cur, &prev);
+        keep_new(&mut next, &cur, &prev);
         prev = std::mem::replace(&mut cur, std::mem::take(&mut next));
         next = Vec::new();
     }
