@@ -1237,12 +1237,74 @@ impl Position {
         self.track && self.may_unstack(self.col_of[c as usize], c, base)
     }
 
-    /// A cheap test before [`Position::clear`] of column `col`: false when it is empty or when its runs
-    /// need more than `free` free cells (see [`Position::may_dig`]). The position must keep its
-    /// statistics.
+    /// A cheap test before [`Position::clear`] of column `col`: false when it is empty, when its runs
+    /// need more than `free` free cells (see [`Position::may_dig`]), or when [`Position::clear_fails`]
+    /// sees the clear fail. The position must be settled and keep its statistics.
     #[inline]
     pub fn may_clear(&self, col: usize, base: &PeekBase) -> bool {
-        self.top[col] != NONE && self.may_unstack(col as u8, NONE, base)
+        self.top[col] != NONE
+            && self.may_unstack(col as u8, NONE, base)
+            && !self.clear_fails(col, base)
+    }
+
+    /// True only when [`Position::clear`] of column `col` (not empty) certainly fails; `base` is the
+    /// [`Position::peek_base`] of this position, which must be settled. Most clears fail, and finding
+    /// that out on a copy of the position costs far more than this sketch of it: the cards of the column
+    /// (read in place, since only its top changes), the exposed cards of the other columns as a bit set,
+    /// and the numbers of empty free cells and columns. The sketch makes the clear's moves (see
+    /// [`Position::unstack`]) as long as no card can go home: until then the automatic moves do nothing
+    /// (the position was settled and the foundations do not change, so the only cards that might go
+    /// home are those the clear exposes in the column), so the sketch chooses what the clear chooses
+    /// and fails where it fails. Once it exposes a card that may go home it answers false: maybe.
+    #[inline]
+    pub fn clear_fails(&self, col: usize, base: &PeekBase) -> bool {
+        let mut t = self.top[col];
+        let mut tops = base.tops & !(1u64 << t);
+        let (mut free, mut empty) = (base.free, base.empty);
+        // As many moves as `unstack` makes at most.
+        for _ in 0..24 {
+            if t == NONE {
+                return false;
+            }
+            // The run at the top of the column: `x` its bottom card.
+            let mut x = t;
+            let mut len = 1u32;
+            loop {
+                let u = self.below[x as usize];
+                if u == NONE || !fits_on(x, u) {
+                    break;
+                }
+                x = u;
+                len += 1;
+            }
+            let under = self.below[x as usize];
+            let rk = rank(x);
+            let mask = if is_red(x) { 0b1001u64 } else { 0b0110u64 };
+            let parents = if rk < 12 {
+                tops & (mask << ((rk as u32 + 1) * 4))
+            } else {
+                0
+            };
+            let exposed = if parents != 0 && len <= Self::move_limit(free, empty) {
+                // Onto the lowest parent, which the run's top card covers.
+                tops = (tops & !(parents & parents.wrapping_neg())) | 1u64 << t;
+                under
+            } else if free > 0 {
+                free -= 1;
+                self.below[t as usize]
+            } else if empty > 0 && under != NONE && len <= Self::move_limit(free, empty - 1) {
+                empty -= 1;
+                tops |= 1u64 << t;
+                under
+            } else {
+                return true;
+            };
+            if exposed != NONE && self.safe_auto(exposed) {
+                return false;
+            }
+            t = exposed;
+        }
+        true
     }
 
     #[inline]

@@ -290,3 +290,41 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The pre-check of clears is exact where it rejects: a clear it says fails does fail, so the dives
+    /// try the same clears with or without it.
+    #[test]
+    fn clear_fails_only_when_the_clear_fails(deal in 1u64..=32_000, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..200)) {
+        let layout = Layout::deal(deal).unwrap();
+        let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
+        p.track_stats();
+        p.settle(None);
+        let mut moves = Vec::new();
+        for pick in picks {
+            let base = p.peek_base();
+            for col in 0..fccore::position::NCOLS {
+                if p.top(col) == fccore::card::NONE {
+                    continue;
+                }
+                let mut b = p.top(col);
+                while p.below(b) != fccore::card::NONE {
+                    b = p.below(b);
+                }
+                let mut q = p;
+                if q.clear(b, &origin, None) {
+                    prop_assert!(!p.clear_fails(col, &base), "a clear of column {} that succeeds was rejected", col + 1);
+                }
+            }
+            p.moves(&mut moves);
+            if moves.is_empty() {
+                break;
+            }
+            let m = moves[pick as usize % moves.len()];
+            p.apply(m, &origin);
+            p.settle(None);
+        }
+    }
+}
