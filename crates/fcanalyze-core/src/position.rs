@@ -882,23 +882,41 @@ impl Position {
             let d = m.to as usize;
             dst = m.to;
             let td = self.top[d];
-            let mut pu = if td == NONE {
-                0
+            debug_assert!(
+                td == NONE || fits_on(b, td),
+                "a move onto a card it does not fit"
+            );
+            // What the moved run adds to the destination's statistics, without stepping
+            // `prefix_step` through it: the run is in sequence and goes onto a parent or into an
+            // empty column (as every move of `moves` to a column), so it adds no breaks and no kings
+            // lying on a card. The ranks of the run fall by one from `b` up, so card `i` of it lies
+            // above a lower card exactly when its rank is above the destination's lowest rank, and
+            // above a lower card of its suit exactly when its rank is above the destination's lowest
+            // of that suit; every card of it is misplaced when the destination has a break. An empty
+            // column counts as holding no card lower than a king (suit minima 15).
+            let pu = if td == NONE {
+                0xFFFF << 48
             } else {
                 self.prefix[td as usize]
             };
-            stats -= pu & STATS_COUNTS;
-            let mut under = td;
+            let mins = pu >> 48;
+            let lowest = (mins & 0xF)
+                .min((mins >> 4) & 0xF)
+                .min((mins >> 8) & 0xF)
+                .min(mins >> 12);
+            let n = m.count as u64;
+            let blockers = (rank(b) as u64).saturating_sub(lowest).min(n);
+            let mut same = 0u64;
             let mut x = b;
             loop {
-                pu = prefix_step(x, under, pu);
+                same += (rank(x) as u64 > (mins >> (4 * suit(x) as u32)) & 0xF) as u64;
                 if x == t {
                     break;
                 }
-                under = x;
                 x = self.above[x as usize];
             }
-            stats += pu & STATS_COUNTS;
+            let misplaced = if (pu >> 16) & 0xFF != 0 { n } else { 0 };
+            stats += blockers + (same << 8) + (misplaced << 24);
             if td == NONE {
                 empty -= 1;
                 LOC_BOTTOM
