@@ -161,6 +161,47 @@ impl Peek {
         let touched = 1u32 << (self.src & 31) | 1u32 << (self.dst & 31);
         cols & touched != 0 || (self.src == NONE && cards >> self.moved & 1 != 0)
     }
+
+    /// The cards lying in this child on a card whose [`Position::depth_place`] in the parent is
+    /// `place` (0 for a card in a free cell): [`Position::peek_cover`] less one, from what was read
+    /// of the card once for all the parent's moves.
+    #[inline(always)]
+    pub fn depth(&self, place: DepthPlace) -> i32 {
+        let DepthPlace { col, height, depth } = place;
+        if col == self.src {
+            if height < self.hb {
+                // Below the moved run.
+                depth - self.n as i32
+            } else if self.dst == NONE {
+                // The moved card, now in a free cell.
+                0
+            } else {
+                // In the moved run, with the cards above it.
+                depth
+            }
+        } else if col == self.dst {
+            depth + self.n as i32
+        } else {
+            depth
+        }
+    }
+}
+
+/// Where a card that is not home lies, for [`Peek::depth`] (see [`Position::depth_place`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DepthPlace {
+    /// Its column, or [`DepthPlace::CELL`] for a free cell.
+    pub col: u8,
+    /// Its height in the column (1 for the buried card).
+    pub height: u8,
+    /// The cards lying on it (0 in a free cell).
+    pub depth: i32,
+}
+
+impl DepthPlace {
+    /// The `col` of a card in a free cell: neither a column nor `NONE` (the free cells' code in a
+    /// [`Peek`]), so no move's source or destination.
+    pub const CELL: u8 = 0xFE;
 }
 
 /// A position: columns, free cells and foundations, with its canonical key.
@@ -954,6 +995,30 @@ impl Position {
             }
         }
         cols
+    }
+
+    /// Where card `c`, which must not be home, lies (see [`DepthPlace`]). The position must keep its
+    /// statistics.
+    #[inline(always)]
+    pub fn depth_place(&self, c: Card) -> DepthPlace {
+        debug_assert!(self.track);
+        let loc = (self.key[key_word(c)] >> key_shift(c)) & 7;
+        debug_assert!(loc != LOC_HOME);
+        if loc == LOC_CELL {
+            return DepthPlace {
+                col: DepthPlace::CELL,
+                height: 0,
+                depth: 0,
+            };
+        }
+        let col = self.col_of[c as usize];
+        let h = ((self.prefix[c as usize] >> 40) & 0x1F) as u8;
+        let ht = ((self.prefix[self.top[col as usize] as usize] >> 40) & 0x1F) as u8;
+        DepthPlace {
+            col,
+            height: h,
+            depth: (ht - h) as i32,
+        }
     }
 
     /// [`Position::cover`] of card `c` in the child described by `pk` (a peek of this position).

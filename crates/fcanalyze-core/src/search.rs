@@ -17,7 +17,7 @@ use crate::card::NONE;
 use crate::error::{Error, Result};
 use crate::line::{move_to, Recorder};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
-use crate::position::{Key, Layout, Move, Origin, Peek, Position, NCOLS};
+use crate::position::{DepthPlace, Key, Layout, Move, Origin, Peek, Position, NCOLS};
 use crate::store::Store;
 
 /// How a search orders its work.
@@ -143,7 +143,7 @@ pub fn peek_features(p: &Position, pk: &Peek, depth2_wanted: bool) -> [i32; NFEA
 #[inline(always)]
 fn peek_features_from(p: &Position, pk: &Peek, base: &PeekDepths) -> [i32; NFEATURES] {
     let d = if pk.may_cover(base.cards, base.cols) {
-        depths(p, base.depth2_wanted, |c| p.peek_cover(pk, c))
+        base.child_depths(pk)
     } else {
         base.depths
     };
@@ -152,15 +152,20 @@ fn peek_features_from(p: &Position, pk: &Peek, base: &PeekDepths) -> [i32; NFEAT
 
 /// The depth features of a position, which its children peeked by most moves share: those that take
 /// no card from or put no card on a column holding one of the cards the depths count (and move none of
-/// them from a free cell), see [`Peek::may_cover`].
+/// them from a free cell), see [`Peek::may_cover`]. For the other children the places of those cards
+/// are kept, so that each child's depths follow from the move alone ([`Peek::depth`]).
 struct PeekDepths {
-    /// Whether the depth of the second next card of each suit is counted.
-    depth2_wanted: bool,
     /// The cards counted, as a bit set, and the columns holding them, as a bit set.
     cards: u64,
     cols: u32,
     /// The depth, least depth and second depth of the position (see [`depths`]).
     depths: (i32, i32, i32),
+    /// The places of the next card of each suit not all home (the first `nnext`), and of the second
+    /// next card of each suit when the second depth is counted (the first `nsecond`).
+    next: [DepthPlace; 4],
+    nnext: usize,
+    second: [DepthPlace; 4],
+    nsecond: usize,
 }
 
 impl PeekDepths {
@@ -168,22 +173,61 @@ impl PeekDepths {
     #[inline]
     fn new(p: &Position, depth2_wanted: bool) -> PeekDepths {
         let f = p.foundations();
-        let mut cards = 0u64;
+        let mut d = PeekDepths {
+            cards: 0,
+            cols: 0,
+            depths: (0, 0, 0),
+            next: [DepthPlace::default(); 4],
+            nnext: 0,
+            second: [DepthPlace::default(); 4],
+            nsecond: 0,
+        };
         for s in 0..4u8 {
             let r = f[s as usize];
             if r < 13 {
-                cards |= 1 << crate::card::make(r, s);
+                let c = crate::card::make(r, s);
+                d.cards |= 1 << c;
+                d.next[d.nnext] = p.depth_place(c);
+                d.nnext += 1;
                 if depth2_wanted && r < 12 {
-                    cards |= 1 << crate::card::make(r + 1, s);
+                    let c = crate::card::make(r + 1, s);
+                    d.cards |= 1 << c;
+                    d.second[d.nsecond] = p.depth_place(c);
+                    d.nsecond += 1;
                 }
             }
         }
-        PeekDepths {
-            depth2_wanted,
-            cards,
-            cols: p.columns_holding(cards),
-            depths: depths(p, depth2_wanted, |c| p.cover(c)),
+        for place in d.next[..d.nnext].iter().chain(&d.second[..d.nsecond]) {
+            if place.col != DepthPlace::CELL {
+                d.cols |= 1 << place.col;
+            }
         }
+        d.depths = d.sum(|place| place.depth);
+        d
+    }
+
+    /// The depths of the child seen by `pk` (equal to [`depths`] of the child).
+    #[inline(always)]
+    fn child_depths(&self, pk: &Peek) -> (i32, i32, i32) {
+        self.sum(|place| pk.depth(place))
+    }
+
+    /// The depth, least depth and second depth given the depth of each card counted.
+    #[inline(always)]
+    fn sum(&self, depth: impl Fn(DepthPlace) -> i32) -> (i32, i32, i32) {
+        let (mut total, mut least, mut second) = (0i32, 99i32, 0i32);
+        for &place in &self.next[..self.nnext] {
+            let d = depth(place);
+            total += d;
+            least = least.min(d);
+        }
+        for &place in &self.second[..self.nsecond] {
+            second += depth(place);
+        }
+        if least == 99 {
+            least = 0;
+        }
+        (total, least, second)
     }
 }
 
