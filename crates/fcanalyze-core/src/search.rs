@@ -182,27 +182,33 @@ impl PeekDepths {
             second: [DepthPlace::default(); 4],
             nsecond: 0,
         };
+        let (mut total, mut least, mut second) = (0i32, 99i32, 0i32);
         for s in 0..4u8 {
             let r = f[s as usize];
             if r < 13 {
                 let c = crate::card::make(r, s);
+                let place = p.depth_place(c);
                 d.cards |= 1 << c;
-                d.next[d.nnext] = p.depth_place(c);
+                d.cols |= ((place.col != DepthPlace::CELL) as u32) << (place.col & 31);
+                total += place.depth;
+                least = least.min(place.depth);
+                d.next[d.nnext] = place;
                 d.nnext += 1;
                 if depth2_wanted && r < 12 {
                     let c = crate::card::make(r + 1, s);
+                    let place = p.depth_place(c);
                     d.cards |= 1 << c;
-                    d.second[d.nsecond] = p.depth_place(c);
+                    d.cols |= ((place.col != DepthPlace::CELL) as u32) << (place.col & 31);
+                    second += place.depth;
+                    d.second[d.nsecond] = place;
                     d.nsecond += 1;
                 }
             }
         }
-        for place in d.next[..d.nnext].iter().chain(&d.second[..d.nsecond]) {
-            if place.col != DepthPlace::CELL {
-                d.cols |= 1 << place.col;
-            }
+        if least == 99 {
+            least = 0;
         }
-        d.depths = d.sum(|place| place.depth);
+        d.depths = (total, least, second);
         d
     }
 
