@@ -329,6 +329,7 @@ pub fn weigh(f: &[i32; NFEATURES], w: &Weights) -> u32 {
 /// Two weightings packed for one pass over the features: per feature the first weight plus the second
 /// times 2^32, so that the sum of the products holds the first score's sum in its low half and the
 /// second's in its high half.
+#[derive(Clone, Copy, Default)]
 struct WeighPair([i64; NFEATURES]);
 
 impl WeighPair {
@@ -462,6 +463,13 @@ struct Child {
 }
 
 impl Diver {
+    /// Take weighting `w`, packed with the best-first search's `best_first` once here rather than for
+    /// every position the dive visits.
+    fn set_weights(&mut self, w: Weights, best_first: &Weights) {
+        self.weights = w;
+        self.pair = WeighPair::new(&w, best_first);
+    }
+
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn add(
@@ -543,6 +551,8 @@ enum DiverState {
 #[derive(Default)]
 struct Diver {
     weights: Weights,
+    /// The dive's weighting and the best-first search's, packed (see [`Diver::set_weights`]).
+    pair: WeighPair,
     frames: Vec<Frame>,
     /// Children still to try, each frame's in the order they were generated.
     arena: Vec<Child>,
@@ -718,7 +728,7 @@ impl Solver {
             dv.frames.clear();
             dv.arena.clear();
             dv.order.clear();
-            dv.weights = d.weights;
+            dv.set_weights(d.weights, &w);
             dv.budget = d.budget;
             dv.quantum = d.quantum;
             dv.visited = 0;
@@ -962,8 +972,10 @@ impl Solver {
                 // Start again from the root with the next weighting and twice the budget.
                 dv.round += 1;
                 dv.budget = (dv.budget as u64 * dv.growth as u64 / 100).min(u32::MAX as u64) as u32;
-                dv.weights =
-                    RESTART_WEIGHTS[(t + dv.round as usize * MAX_DIVERS) % RESTART_WEIGHTS.len()];
+                dv.set_weights(
+                    RESTART_WEIGHTS[(t + dv.round as usize * MAX_DIVERS) % RESTART_WEIGHTS.len()],
+                    &self.weights,
+                );
                 dv.visited = 0;
                 dv.frames.clear();
                 dv.arena.clear();
@@ -1033,7 +1045,7 @@ impl Solver {
         let depth2 = dv.weights.0[12] != 0 || self.weights.0[12] != 0;
         let depths = PeekDepths::new(p, depth2);
         // The dive's weighting and the best-first search's.
-        let w = WeighPair::new(&dv.weights, &self.weights);
+        let w = dv.pair;
         for &m in moves.iter() {
             let (key, f, sorted) = match p.peek(m, &base, origin) {
                 Some(pk) => (
