@@ -40,8 +40,30 @@ pub fn make(rank: u8, suit: u8) -> Card {
 /// True when `c` may be placed on `p` in a column (one rank lower, opposite colour).
 #[inline(always)]
 pub fn fits_on(c: Card, p: Card) -> bool {
-    rank(p) == rank(c) + 1 && is_red(p) != is_red(c)
+    // One table look-up instead of comparing ranks and colours: this test runs in every inner loop.
+    // Entries past the deck (and `NONE`, masked to 63) are empty, as no card fits on them.
+    PARENTS[c as usize & 63] >> (p & 63) & 1 != 0
 }
+
+/// `PARENTS[c]`: the cards `c` may be placed on in a column, as a bit set (see [`fits_on`]).
+const PARENTS: [u64; 64] = {
+    let mut t = [0u64; 64];
+    let mut c = 0;
+    while c < DECK {
+        let mut p = 0;
+        while p < DECK {
+            let (rc, rp) = (c / 4, p / 4);
+            let (sc, sp) = (c % 4, p % 4);
+            let (red_c, red_p) = (sc == 1 || sc == 2, sp == 1 || sp == 2);
+            if rp == rc + 1 && red_p != red_c {
+                t[c] |= 1 << p;
+            }
+            p += 1;
+        }
+        c += 1;
+    }
+    t
+};
 
 /// The other suit of the same colour (clubs <-> spades, diamonds <-> hearts).
 #[inline(always)]
@@ -116,5 +138,17 @@ mod tests {
         assert!(fits_on(parse("9H").unwrap(), parse("TS").unwrap()));
         assert!(!fits_on(parse("9H").unwrap(), parse("TD").unwrap()));
         assert!(!fits_on(parse("8H").unwrap(), parse("TS").unwrap()));
+    }
+
+    /// The table agrees with the rule (one rank lower, opposite colour) for every card and `NONE`.
+    #[test]
+    fn fits_on_table_matches_the_rule() {
+        let cards = || (0..DECK as Card).chain([NONE]);
+        for c in cards() {
+            for p in cards() {
+                let rule = rank(p) == rank(c) + 1 && is_red(p) != is_red(c);
+                assert_eq!(fits_on(c, p), rule, "{c} on {p}");
+            }
+        }
     }
 }
