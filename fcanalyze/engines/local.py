@@ -101,11 +101,21 @@ class ProcessEngine(Engine):
         workers: dict[Any, dict[str, Any]] = {}  # parent connection -> {"proc", "task"}
 
         def start_worker() -> None:
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker_main, args=(child, fn, os.getpid()), daemon=True)
-            proc.start()
-            child.close()
-            workers[parent] = {"proc": proc, "task": None, "eof": False}
+            for _ in range(MAX_ATTEMPTS):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(target=_worker_main, args=(child, fn, os.getpid()), daemon=True)
+                try:
+                    proc.start()
+                except OSError:
+                    # The new process died before it read its start-up data (killed from outside):
+                    # start another. Uncaught, the broken pipe would end the whole run.
+                    parent.close()
+                    child.close()
+                    continue
+                child.close()
+                workers[parent] = {"proc": proc, "task": None, "eof": False}
+                return
+            raise EngineError(f"worker processes died {MAX_ATTEMPTS} times while starting; giving up")
 
         def feed(conn: Any) -> None:
             w = workers[conn]
@@ -119,10 +129,13 @@ class ProcessEngine(Engine):
                         f"shard {tasks[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up"
                     )
                 w["task"] = tid
-                conn.send((tid, tasks[tid]))
             else:
                 w["task"] = None
-                conn.send(None)
+            try:
+                conn.send(None if w["task"] is None else (w["task"], tasks[w["task"]]))
+            except OSError:
+                # The worker is gone: the main loop sees its end and gives its task to another.
+                w["eof"] = True
 
         def retire(conn: Any) -> None:
             w = workers.pop(conn)
