@@ -49,7 +49,7 @@ SEARCHES = pa.schema(
         pa.field("positions", pa.int64(), nullable=False),  # distinct canonical positions stored
         pa.field("moves", pa.int32()),  # player moves of the solution; null unless solved
         pa.field("elapsed_ms", pa.float64(), nullable=False),
-        pa.field("exhausted", pa.string()),  # the budget that ran out: positions, time or disk
+        pa.field("exhausted", pa.string()),  # the budget that ran out (positions, time, disk); undecided only
     ]
 )
 
