@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Move, Position};
 use crate::prove::{checked_line, KeySet, Rules};
-use crate::search::{score, Limits, Weights};
+use crate::search::{scored_children, Limits, Weights};
 
 /// A position kept at some depth, with the index of its parent one depth up.
 #[derive(Clone, Copy)]
@@ -80,19 +80,16 @@ pub fn beam_weighted(
     // Whether every new position so far was kept (the beam is then a complete breadth-first search).
     let mut complete = true;
     let mut moves: Vec<Move> = Vec::new();
+    let mut kids: Vec<(Key, u32, bool)> = Vec::new();
     let mut next: Vec<(u32, Key, u32)> = Vec::new();
     loop {
         let front = depths.last().expect("the root's depth");
         next.clear();
         for (i, kept) in front.iter().enumerate() {
             let p = Position::from_key_tracked(&kept.key, &origin, ncells as u8);
-            p.moves(&mut moves);
-            for &m in &moves {
-                let mut q = p;
-                q.apply(m, &origin);
-                q.settle(None);
-                let key = *q.key();
-                if q.is_won() || q.is_sorted() {
+            scored_children(&p, &origin, w, &mut moves, &mut kids);
+            for &(key, score, sorted) in &kids {
+                if sorted {
                     let mut chain = vec![key, kept.key];
                     let mut at = kept.parent;
                     for d in depths[..depths.len() - 1].iter().rev() {
@@ -103,13 +100,14 @@ pub fn beam_weighted(
                     let positions = seen.len() as u64 + 1;
                     return done(Outcome::Solved, positions, line(chain)?, None);
                 }
-                next.push((score(&q, w), key, i as u32));
+                if !seen.contains(&key) {
+                    next.push((score, key, i as u32));
+                }
             }
         }
         // One entry per new position (the first parent found keeps it), then the best `width`.
         next.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.2.cmp(&b.2)));
         next.dedup_by(|later, first| later.1 == first.1);
-        next.retain(|c| !seen.contains(&c.1));
         if next.len() > width {
             next.select_nth_unstable_by(width, |a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
             next.truncate(width);

@@ -150,6 +150,53 @@ fn peek_features_from(p: &Position, pk: &Peek, base: &PeekDepths) -> [i32; NFEAT
     assemble(p, pk.stats, pk.free, pk.empty, d)
 }
 
+/// The child of `p` by move `m`: its key, its features and whether it is sorted (won included), peeked
+/// where the move allows it (`base` is `p`'s [`Position::peek_base`], `depths` its [`PeekDepths`] with
+/// or without the second depth, as `depth2`), else built and settled.
+#[inline(always)]
+fn child(
+    p: &Position,
+    m: Move,
+    base: &crate::position::PeekBase,
+    origin: &Origin,
+    depths: &PeekDepths,
+    depth2: bool,
+) -> (Key, [i32; NFEATURES], bool) {
+    match p.peek(m, base, origin) {
+        Some(pk) => (
+            pk.key,
+            peek_features_from(p, &pk, depths),
+            pk.stats & 0xFF == 0,
+        ),
+        None => {
+            let mut q = *p;
+            q.apply(m, origin);
+            q.settle(None);
+            (*q.key(), features_with(&q, depth2), q.is_sorted())
+        }
+    }
+}
+
+/// The children of `p` (which keeps its statistics), each with its key, its score under `w` and
+/// whether it is sorted (won included), into `out`; `moves` is scratch space.
+pub(crate) fn scored_children(
+    p: &Position,
+    origin: &Origin,
+    w: &Weights,
+    moves: &mut Vec<Move>,
+    out: &mut Vec<(Key, u32, bool)>,
+) {
+    out.clear();
+    p.moves(moves);
+    let base = p.peek_base();
+    let depth2 = w.0[12] != 0;
+    let depths = PeekDepths::new(p, depth2);
+    for &m in moves.iter() {
+        let (key, f, sorted) = child(p, m, &base, origin, &depths, depth2);
+        out.push((key, weigh(&f, w), sorted));
+    }
+}
+
 /// The depth features of a position, which its children peeked by most moves share: those that take
 /// no card from or put no card on a column holding one of the cards the depths count (and move none of
 /// them from a free cell), see [`Peek::may_cover`]. For the other children the places of those cards
@@ -1047,19 +1094,7 @@ impl Solver {
         // The dive's weighting and the best-first search's.
         let w = dv.pair;
         for &m in moves.iter() {
-            let (key, f, sorted) = match p.peek(m, &base, origin) {
-                Some(pk) => (
-                    pk.key,
-                    peek_features_from(p, &pk, &depths),
-                    pk.stats & 0xFF == 0,
-                ),
-                None => {
-                    let mut q = *p;
-                    q.apply(m, origin);
-                    q.settle(None);
-                    (*q.key(), features_with(&q, depth2), q.is_sorted())
-                }
-            };
+            let (key, f, sorted) = child(p, m, &base, origin, &depths, depth2);
             dv.add(m, p.describe(m), key, &f, &w, sorted);
         }
         if dv.digs {
