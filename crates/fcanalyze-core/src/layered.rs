@@ -1480,38 +1480,63 @@ fn search_group(
             return search_by_levels(cx, &frame, taken, more);
         }
         if cx.expanded & 4095 == 0 {
-            let res = &mut cx.res;
-            res.positions = cx.done + table.len as u64;
-            if res.positions >= cx.limits.max_positions {
-                return Ok(GroupEnd::Out(Budget::Positions));
-            }
-            let parts = [
-                table.memory(),
-                (stack.capacity() + taken.capacity()) * std::mem::size_of::<u128>(),
-                cx.merge_bytes,
-                cx.seeds.memory(),
-                table.len,
-            ];
-            let bytes = parts[..4].iter().sum();
-            if bytes > res.peak_bytes {
-                res.peak_bytes = bytes;
-                res.peak_parts = parts;
-            }
-            res.peak_disk = res.peak_disk.max(cx.seeds.disk);
-            if cx.seeds.disk_low {
-                return Ok(GroupEnd::Out(Budget::Disk));
-            }
-            if cx.max_memory.is_some_and(|m| bytes > m) {
-                drop(table);
-                drop(stack);
-                return search_by_levels(cx, &frame, taken, more);
-            }
-            if let Some(ms) = cx.limits.max_millis {
-                if cx.start.elapsed().as_millis() as u64 >= ms {
-                    return Ok(GroupEnd::Out(Budget::Time));
+            let held = (stack.capacity() + taken.capacity()) * std::mem::size_of::<u128>();
+            match cx.check(table.len, table.memory(), held) {
+                Check::Go => {}
+                Check::Out(b) => return Ok(GroupEnd::Out(b)),
+                Check::OverMemory => {
+                    drop(table);
+                    drop(stack);
+                    return search_by_levels(cx, &frame, taken, more);
                 }
             }
         }
+    }
+}
+
+/// What [`Cx::check`] found.
+enum Check {
+    Go,
+    /// The memory budget is passed (a group's set then goes over to levels).
+    OverMemory,
+    Out(Budget),
+}
+
+impl Cx<'_> {
+    /// The periodic check of a group's search, `len` positions into the group, its positions holding
+    /// `set_bytes` and its stack (or other working lists) `held_bytes`: the counts and peaks brought up
+    /// to date, then the budgets in order: positions, disk, memory, time.
+    fn check(&mut self, len: usize, set_bytes: usize, held_bytes: usize) -> Check {
+        let res = &mut self.res;
+        res.positions = self.done + len as u64;
+        if res.positions >= self.limits.max_positions {
+            return Check::Out(Budget::Positions);
+        }
+        let parts = [
+            set_bytes,
+            held_bytes,
+            self.merge_bytes,
+            self.seeds.memory(),
+            len,
+        ];
+        let bytes = parts[..4].iter().sum();
+        if bytes > res.peak_bytes {
+            res.peak_bytes = bytes;
+            res.peak_parts = parts;
+        }
+        res.peak_disk = res.peak_disk.max(self.seeds.disk);
+        if self.seeds.disk_low {
+            return Check::Out(Budget::Disk);
+        }
+        if self.max_memory.is_some_and(|m| bytes > m) {
+            return Check::OverMemory;
+        }
+        if let Some(ms) = self.limits.max_millis {
+            if self.start.elapsed().as_millis() as u64 >= ms {
+                return Check::Out(Budget::Time);
+            }
+        }
+        Check::Go
     }
 }
 
@@ -1581,41 +1606,16 @@ fn search_by_levels(
             cx.expanded += 1;
             counted += 1;
             if counted & 4095 == 0 || i + 1 == cur.len() {
-                let res = &mut cx.res;
-                res.positions = cx.done + total as u64;
-                if res.positions >= cx.limits.max_positions {
-                    return Ok(GroupEnd::Out(Budget::Positions));
-                }
                 let levels = prev.capacity() + cur.capacity() + next.capacity();
-                let parts = [
-                    levels * std::mem::size_of::<u128>(),
-                    0,
-                    cx.merge_bytes,
-                    cx.seeds.memory(),
-                    total,
-                ];
-                let bytes = parts[..4].iter().sum();
-                if bytes > res.peak_bytes {
-                    res.peak_bytes = bytes;
-                    res.peak_parts = parts;
-                }
-                res.peak_disk = res.peak_disk.max(cx.seeds.disk);
-                if cx.seeds.disk_low {
-                    return Ok(GroupEnd::Out(Budget::Disk));
-                }
-                if cx.max_memory.is_some_and(|m| bytes > m) {
-                    return Ok(GroupEnd::Out(Budget::Positions));
-                }
-                if let Some(ms) = cx.limits.max_millis {
-                    if cx.start.elapsed().as_millis() as u64 >= ms {
-                        return Ok(GroupEnd::Out(Budget::Time));
-                    }
+                match cx.check(total, levels * std::mem::size_of::<u128>(), 0) {
+                    Check::Go => {}
+                    Check::OverMemory => return Ok(GroupEnd::Out(Budget::Positions)),
+                    Check::Out(b) => return Ok(GroupEnd::Out(b)),
                 }
             }
         }
         keep_new(&mut next, &cur, &prev);
         prev = std::mem::replace(&mut cur, std::mem::take(&mut next));
-        next = Vec::new();
     }
     Ok(GroupEnd::Done(total))
 }
