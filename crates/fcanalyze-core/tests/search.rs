@@ -2,11 +2,38 @@
 //! statistics its heuristics read.
 
 use fccore::outcome::SolutionMove;
-use fccore::position::{Layout, Position};
+use fccore::position::{Layout, Origin, Position};
 use fccore::replay::replay;
 use fccore::search::Dive;
-use fccore::{Limits, Outcome, Solver, Strategy};
+use fccore::{Limits, Move, Outcome, Solver, Strategy};
 use proptest::prelude::*;
+
+/// Random legal play from `deal` with `cells` free cells, the statistics kept: `check` sees each position
+/// reached (settled) with its moves, then the move `picks` chooses is played, until the picks run out or
+/// no move is left.
+fn random_play(
+    deal: u64,
+    cells: usize,
+    picks: &[u16],
+    mut check: impl FnMut(&Position, &Origin, &[Move]) -> Result<(), TestCaseError>,
+) -> Result<(), TestCaseError> {
+    let layout = Layout::deal(deal).unwrap();
+    let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
+    p.track_stats();
+    p.settle(None);
+    let mut moves = Vec::new();
+    for &pick in picks {
+        p.moves(&mut moves);
+        check(&p, &origin, &moves)?;
+        if moves.is_empty() {
+            break;
+        }
+        let m = moves[pick as usize % moves.len()];
+        p.apply(m, &origin);
+        p.settle(None);
+    }
+    Ok(())
+}
 
 fn limits(max_positions: u64) -> Limits {
     Limits {
@@ -128,32 +155,22 @@ proptest! {
     /// a key with statistics gives the same position, and the sorted test agrees with the plain scan.
     #[test]
     fn kept_statistics_match_random_play(deal in 1u64..=32_000, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..150)) {
-        let layout = Layout::deal(deal).unwrap();
-        let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
-        p.track_stats();
-        p.settle(None);
-        let mut moves = Vec::new();
-        for pick in picks {
-            p.check_invariants(&origin).map_err(TestCaseError::fail)?;
-            let q = Position::from_key_tracked(p.key(), &origin, cells as u8);
+        random_play(deal, cells, &picks, |p, origin, _| {
+            let p = *p;
+            p.check_invariants(origin).map_err(TestCaseError::fail)?;
+            let q = Position::from_key_tracked(p.key(), origin, cells as u8);
             prop_assert_eq!(q.key(), p.key());
-            q.check_invariants(&origin).map_err(TestCaseError::fail)?;
+            q.check_invariants(origin).map_err(TestCaseError::fail)?;
             prop_assert_eq!(q.stats_sum(), p.stats_sum());
-            let plain = Position::from_key(p.key(), &origin, cells as u8);
+            let plain = Position::from_key(p.key(), origin, cells as u8);
             prop_assert_eq!(plain.is_sorted(), p.is_sorted());
             // The move generator's shortcut from the kept runs gives the same moves as the plain one.
             let (mut a, mut b) = (Vec::new(), Vec::new());
             plain.moves(&mut a);
             q.moves(&mut b);
             prop_assert_eq!(a, b);
-            p.moves(&mut moves);
-            if moves.is_empty() {
-                break;
-            }
-            let m = moves[pick as usize % moves.len()];
-            p.apply(m, &origin);
-            p.settle(None);
-        }
+            Ok(())
+        })?;
         let _ = SolutionMove { mv: fccore::Move { from: 0, to: 1, count: 1 }, auto: false };
     }
 }
@@ -191,23 +208,15 @@ proptest! {
     /// A peeked child (key and heuristic features computed without building it) equals the built child.
     #[test]
     fn peek_matches_the_built_child(deal in 1u64..=32_000, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..150)) {
-        let layout = Layout::deal(deal).unwrap();
-        let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
-        p.track_stats();
-        p.settle(None);
-        let mut moves = Vec::new();
-        for pick in picks {
-            p.moves(&mut moves);
-            if moves.is_empty() {
-                break;
-            }
+        random_play(deal, cells, &picks, |p, origin, moves| {
+            let p = *p;
             let base = p.peek_base();
-            for &m in &moves {
+            for &m in moves {
                 let mut q = p;
-                q.apply(m, &origin);
+                q.apply(m, origin);
                 let before = *q.key();
                 q.settle(None);
-                match p.peek(m, &base, &origin) {
+                match p.peek(m, &base, origin) {
                     Some(pk) => {
                         prop_assert_eq!(before, *q.key(), "peeked a child that needs automatic moves");
                         prop_assert_eq!(&pk.key, q.key());
@@ -219,17 +228,15 @@ proptest! {
                 // A move told by its cards is found again, in this position and in the decoded one.
                 let code = p.describe(m);
                 prop_assert_eq!(p.undescribe(code), Some(m));
-                let d = Position::from_key(p.key(), &origin, cells as u8);
+                let d = Position::from_key(p.key(), origin, cells as u8);
                 let dm = d.undescribe(code).expect("a move");
                 let mut dq = d;
-                dq.apply(dm, &origin);
+                dq.apply(dm, origin);
                 dq.settle(None);
                 prop_assert_eq!(dq.key(), q.key());
             }
-            let m = moves[pick as usize % moves.len()];
-            p.apply(m, &origin);
-            p.settle(None);
-        }
+            Ok(())
+        })?;
     }
 }
 
@@ -241,21 +248,18 @@ proptest! {
     /// column and cell order (the solution rebuilds them from the concrete position).
     #[test]
     fn composite_moves_expand_to_legal_lines(deal in 1u64..=32_000, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..120)) {
-        let layout = Layout::deal(deal).unwrap();
-        let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
-        p.track_stats();
-        p.settle(None);
         let mut moves = Vec::new();
-        for pick in picks {
+        random_play(deal, cells, &picks, |p, origin, _| {
+            let p = *p;
             for kind in 0..3 {
                 for arg in 0..52u8 {
                     if kind == 0 && arg >= 4 {
                         break;
                     }
                     let play = |q: &mut Position, log: Option<&mut Vec<fccore::Move>>| match kind {
-                        0 => q.dig(arg, &origin, log),
-                        1 => q.clear(arg, &origin, log),
-                        _ => q.shift(arg, &origin, log),
+                        0 => q.dig(arg, origin, log),
+                        1 => q.clear(arg, origin, log),
+                        _ => q.shift(arg, origin, log),
                     };
                     let mut q = p;
                     let mut line = Vec::new();
@@ -263,7 +267,7 @@ proptest! {
                         continue;
                     }
                     prop_assert!(!line.is_empty());
-                    q.check_invariants(&origin).map_err(TestCaseError::fail)?;
+                    q.check_invariants(origin).map_err(TestCaseError::fail)?;
                     if kind == 0 {
                         prop_assert!(q.foundations()[arg as usize] > p.foundations()[arg as usize]);
                     }
@@ -271,23 +275,17 @@ proptest! {
                     for &m in &line {
                         r.moves(&mut moves);
                         prop_assert!(moves.contains(&m), "{:?} is not a legal move", m);
-                        r.apply(m, &origin);
+                        r.apply(m, origin);
                         r.settle(None);
                     }
                     prop_assert_eq!(r.key(), q.key());
-                    let mut d = Position::from_key(p.key(), &origin, cells as u8);
+                    let mut d = Position::from_key(p.key(), origin, cells as u8);
                     prop_assert!(play(&mut d, None));
                     prop_assert_eq!(d.key(), q.key());
                 }
             }
-            p.moves(&mut moves);
-            if moves.is_empty() {
-                break;
-            }
-            let m = moves[pick as usize % moves.len()];
-            p.apply(m, &origin);
-            p.settle(None);
-        }
+            Ok(())
+        })?;
     }
 }
 
@@ -298,12 +296,8 @@ proptest! {
     /// try the same clears with or without it.
     #[test]
     fn clear_fails_only_when_the_clear_fails(deal in 1u64..=32_000, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..200)) {
-        let layout = Layout::deal(deal).unwrap();
-        let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
-        p.track_stats();
-        p.settle(None);
-        let mut moves = Vec::new();
-        for pick in picks {
+        random_play(deal, cells, &picks, |p, origin, _| {
+            let p = *p;
             let base = p.peek_base();
             for col in 0..fccore::position::NCOLS {
                 if p.top(col) == fccore::card::NONE {
@@ -314,17 +308,11 @@ proptest! {
                     b = p.below(b);
                 }
                 let mut q = p;
-                if q.clear(b, &origin, None) {
+                if q.clear(b, origin, None) {
                     prop_assert!(!p.clear_fails(col, &base), "a clear of column {} that succeeds was rejected", col + 1);
                 }
             }
-            p.moves(&mut moves);
-            if moves.is_empty() {
-                break;
-            }
-            let m = moves[pick as usize % moves.len()];
-            p.apply(m, &origin);
-            p.settle(None);
-        }
+            Ok(())
+        })?;
     }
 }
