@@ -50,13 +50,9 @@ pub fn beam_weighted(
     let (mut p0, origin) = Position::from_layout(layout, ncells)?;
     p0.settle(None);
     let done = |outcome, positions, solution, exhausted| {
-        Ok(SearchResult {
-            outcome,
-            positions,
-            solution,
-            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
-            exhausted,
-        })
+        Ok(SearchResult::since(
+            start, outcome, positions, solution, exhausted,
+        ))
     };
     let root = *p0.key();
     let line = |chain: Vec<Key>| {

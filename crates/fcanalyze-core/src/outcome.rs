@@ -1,5 +1,7 @@
 //! What a search ends in: always exactly one outcome, a value, never an error (SPEC §3).
 
+use std::time::Instant;
+
 use crate::position::Move;
 
 /// The result kind of a search.
@@ -54,6 +56,23 @@ pub enum Budget {
 }
 
 impl SearchResult {
+    /// The result of a search that started at `start` and ends now.
+    pub fn since(
+        start: Instant,
+        outcome: Outcome,
+        positions: u64,
+        solution: Vec<SolutionMove>,
+        exhausted: Option<Budget>,
+    ) -> SearchResult {
+        SearchResult {
+            outcome,
+            positions,
+            solution,
+            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+            exhausted,
+        }
+    }
+
     /// Moves a player makes: automatic moves not counted, a supermove counted once.
     pub fn player_moves(&self) -> usize {
         self.solution.iter().filter(|m| !m.auto).count()

@@ -1048,13 +1048,9 @@ impl Prover {
             (None, None) => (Outcome::Unsolvable, vec![]),
             (None, Some(_)) => (Outcome::Undecided, vec![]),
         };
-        Ok(SearchResult {
-            outcome,
-            positions,
-            solution,
-            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
-            exhausted,
-        })
+        Ok(SearchResult::since(
+            start, outcome, positions, solution, exhausted,
+        ))
     }
 
     fn quantum(&self, t: usize) -> u32 {

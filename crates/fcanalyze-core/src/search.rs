@@ -738,13 +738,9 @@ impl Solver {
             (None, None) => (Outcome::Unsolvable, vec![]),
             (None, Some(_)) => (Outcome::Undecided, vec![]),
         };
-        Ok(SearchResult {
-            outcome,
-            positions,
-            solution,
-            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
-            exhausted,
-        })
+        Ok(SearchResult::since(
+            start, outcome, positions, solution, exhausted,
+        ))
     }
 
     /// [`Strategy::Solve`]: the dives and a complete best-first search take turns, all sharing one store.

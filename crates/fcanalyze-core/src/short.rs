@@ -414,17 +414,14 @@ impl ShortSolver {
             }
             None => (Outcome::Undecided, vec![]),
         };
-        Ok(SearchResult {
-            outcome,
-            positions,
-            solution,
-            elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
-            exhausted: if outcome == Outcome::Undecided {
-                Some(exhausted.unwrap_or(Budget::Positions))
-            } else {
-                None
-            },
-        })
+        let exhausted = if outcome == Outcome::Undecided {
+            Some(exhausted.unwrap_or(Budget::Positions))
+        } else {
+            None
+        };
+        Ok(SearchResult::since(
+            start, outcome, positions, solution, exhausted,
+        ))
     }
 
     /// Start a phase: an empty store holding the root.
