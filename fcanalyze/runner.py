@@ -424,6 +424,9 @@ def run(
                 scratch=str(scratch) if job.decided_records else None,
             )
         )
+    # Shards stopped part-way go last: a run is most often stopped in a long search, which would
+    # otherwise hold back the shards not started yet (the tables do not depend on the order).
+    tasks.sort(key=lambda task: bool(task.resume))
     tables.write_json(out / tables.RUN_FILE, manifest)
     try:
         for task, output in engine.run(

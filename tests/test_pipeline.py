@@ -129,7 +129,7 @@ def test_resume_after_sigkill(reference, tmp_path):
     run = tables.read_run(out)
     assert not run["complete"]
     done_before = set(run["shards"])
-    assert 0 < len(done_before) < 4
+    assert 0 < len(done_before) < 5  # of the 5 shards (the one of 617 takes longest)
     mtimes = {b: tables.shard_path(out, "deals", b).stat().st_mtime_ns for b in done_before}
     r = analyze(out, "--workers", "2")
     assert r.returncode == 0, r.stderr
