@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import fcanalyze_command, run_cli
 
-from fcanalyze import _core, manifest, replay, tables
+from fcanalyze import _core, manifest, replay, runner, tables
+from fcanalyze.engines import SerialEngine
 from fcanalyze.records import SCHEMA_VERSION
 
 # Small budgets keep these tests quick; positions budgets (unlike time) keep them deterministic.
@@ -404,3 +405,36 @@ def test_default_workers_fit_the_memory():
     assert workers_for_memory(8192, **machine) == 1
     assert workers_for_memory(10**9, **machine) == 1
     assert 1 <= workers_for_memory(8192) <= (os.cpu_count() or 1)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_shard_stopped_part_way_runs_after_the_others(tmp_path):
+    """A run stopped after journaling one deal of shard 1-4 goes on with shards 5-8 and 9-12 before
+    finishing 1-4 from its journal (a run is most often stopped in a long search)."""
+    out = tmp_path / "o"
+    config = runner.analyze_config(shard_size=4)
+
+    class StopAfterOneDeal(SerialEngine):
+        def run(self, fn, tasks, on_progress, on_record=None):
+            def stop(task, record):
+                on_record(task, record)
+                raise _Stop
+
+            yield from super().run(fn, tasks[:1], on_progress, stop)
+
+    with pytest.raises(_Stop):
+        runner.run("analyze", [(1, 12)], out, StopAfterOneDeal(), config)
+    assert len(tables.read_journal(tables.journal_path(out, "0000000001-0000000004"))) == 1
+    order = []
+
+    class Recording(SerialEngine):
+        def run(self, fn, tasks, on_progress, on_record=None):
+            order.extend(task.block for task in tasks)
+            yield from super().run(fn, tasks, on_progress, on_record)
+
+    runner.run("analyze", [(1, 12)], out, Recording(), config)
+    assert order == ["0000000005-0000000008", "0000000009-0000000012", "0000000001-0000000004"]
+    assert sorted(pd.read_parquet(out / "deals")["deal"]) == list(range(1, 13))
