@@ -1300,6 +1300,8 @@ fn bounds(max_memory: Option<usize>) -> Bounds {
         max_stack_bytes: max_memory.map_or(usize::MAX, |m| m / 16),
         // A group's set goes over to levels when the memory runs out.
         max_set_len: usize::MAX,
+        // A group searched by levels sorts chunks of a quarter of it (64 Mi codes, 1 GiB, without).
+        level_chunk: max_memory.map_or(1 << 26, |m| (m / 4 / CODE).max(1 << 16)),
         min_free_disk: MIN_FREE_DISK,
     }
 }
@@ -1335,6 +1337,8 @@ struct Bounds {
     /// ([`search_by_levels`]), as when the memory runs out (tests set it low; it does not change the
     /// count).
     max_set_len: usize,
+    /// Codes a group searched by levels sorts in memory before it writes them as a run.
+    level_chunk: usize,
     /// Free disk space the spill files must leave ([`Budget::Disk`]).
     min_free_disk: u64,
 }
@@ -1363,6 +1367,8 @@ struct Cx<'a> {
     max_memory: Option<usize>,
     max_stack_bytes: usize,
     max_set_len: usize,
+    /// Codes a group searched by levels sorts in memory before it writes them as a run.
+    level_chunk: usize,
     start: Instant,
     layer: usize,
     /// Positions of finished groups.
@@ -1540,47 +1546,61 @@ impl Cx<'_> {
     }
 }
 
-/// Search a group breadth first from its seeds (`seeds`, the rest given by `more`), holding three levels
-/// at a time instead of the whole group: the positions one move from level `t` lie in levels `t - 1`,
-/// `t` and `t + 1`, because every move within a group can be undone by a move within the group (no card
-/// goes home or leaves its dealt card there; a card or run goes back where it came from, the free cells
-/// and empty columns allowing as many cards back as forth). So level `t + 1` is what level `t` reaches,
-/// less levels `t` and `t - 1`, and the group's count is the sum of its levels. Slower than the set
-/// (each level is sorted), for the groups the set does not hold in memory.
+/// Search a group breadth first from its seeds (`seeds`, the rest given by `more`), level by level: the
+/// positions one move from level `t` lie in levels `t - 1`, `t` and `t + 1`, because every move within a
+/// group can be undone by a move within the group (no card goes home or leaves its dealt card there; a
+/// card or run goes back where it came from, the free cells and empty columns allowing as many cards back
+/// as forth). So level `t + 1` is what level `t` reaches, less levels `t` and `t - 1`, and the group's
+/// count is the sum of its levels. The levels live on disk as sorted files ([`Level`]): level `t` is read
+/// in order, the codes it reaches are sorted in chunks of [`Cx::level_chunk`] and written as runs, and
+/// the runs are merged into level `t + 1`, less the codes of levels `t` and `t - 1`, read alongside. So
+/// the memory holds one chunk whatever the size of the group, and the disk three levels and the runs.
+/// Slower than the set, for the groups the set does not hold in memory.
 fn search_by_levels(
     cx: &mut Cx,
     frame: &Frame,
-    mut cur: Vec<u128>,
+    mut chunk: Vec<u128>,
     more: &mut dyn FnMut() -> Result<Option<Key>>,
 ) -> Result<GroupEnd> {
-    // Sort, deduplicate and drop what an earlier level holds.
-    fn keep_new(level: &mut Vec<u128>, cur: &[u128], prev: &[u128]) {
-        level.sort_unstable();
-        level.dedup();
-        level.retain(|c| cur.binary_search(c).is_err() && prev.binary_search(c).is_err());
-    }
+    let mut levels = Levels {
+        dir: cx.seeds.dir.0.clone(),
+        made: 0,
+        disk: 0,
+        min_free: cx.seeds.min_free,
+    };
+    let max_chunk = cx.level_chunk.max(1);
+    let mut runs: Vec<Level> = Vec::new();
     while let Some(seed) = more()? {
-        cur.push(frame.encode(&seed));
+        push_code(&mut chunk, frame.encode(&seed), max_chunk);
+        if chunk.len() >= max_chunk {
+            runs.push(levels.write_run(&mut chunk)?);
+        }
     }
-    keep_new(&mut cur, &[], &[]);
+    let none = Level::empty();
+    let Some(mut cur) = levels.merge(runs, &mut chunk, &none, &none)? else {
+        return Ok(GroupEnd::Out(Budget::Disk));
+    };
+    let mut prev = Level::empty();
     let mut total = 0usize;
-    let mut prev: Vec<u128> = Vec::new();
-    let mut next: Vec<u128> = Vec::new();
     let mut counted = 0u64;
-    while !cur.is_empty() {
-        for &code in &cur {
+    while cur.len > 0 {
+        let mut read = cur.read()?;
+        while let Some(code) = read.next_code()? {
             let key = frame.decode(code);
             if cx.rules.is_sorted(&key) {
                 return Ok(GroupEnd::Won {
                     target: key,
                     tail: None,
-                    len: total + cur.len(),
+                    len: total + cur.len,
                 });
             }
         }
-        total += cur.len();
-        let mut compact_at = (cur.len() * 4).max(1 << 20);
-        for (i, &code) in cur.iter().enumerate() {
+        total += cur.len;
+        let mut runs: Vec<Level> = Vec::new();
+        let mut read = cur.read()?;
+        let mut left = cur.len;
+        while let Some(code) = read.next_code()? {
+            left -= 1;
             let key = frame.decode(code);
             let p = cx.rules.decode(&key);
             cx.rules.children(&p, &mut cx.kids);
@@ -1597,27 +1617,230 @@ fn search_by_levels(
                     cx.seeds.push(l, k, Some(&key))?;
                     continue;
                 }
-                next.push(frame.encode(k));
+                push_code(&mut chunk, frame.encode(k), max_chunk);
             }
-            if next.len() >= compact_at {
-                keep_new(&mut next, &cur, &prev);
-                compact_at = compact_at.max(next.len() * 2);
+            if chunk.len() >= max_chunk {
+                if levels.disk_low(chunk.len()) {
+                    return Ok(GroupEnd::Out(Budget::Disk));
+                }
+                runs.push(levels.write_run(&mut chunk)?);
             }
             cx.expanded += 1;
             counted += 1;
-            if counted & 4095 == 0 || i + 1 == cur.len() {
-                let levels = prev.capacity() + cur.capacity() + next.capacity();
-                match cx.check(total, levels * std::mem::size_of::<u128>(), 0) {
+            if counted & 4095 == 0 || left == 0 {
+                cx.res.peak_disk = cx.res.peak_disk.max(cx.seeds.disk + levels.disk);
+                let held = chunk.capacity() * std::mem::size_of::<u128>();
+                match cx.check(total, held, 0) {
                     Check::Go => {}
                     Check::OverMemory => return Ok(GroupEnd::Out(Budget::Positions)),
                     Check::Out(b) => return Ok(GroupEnd::Out(b)),
                 }
             }
         }
-        keep_new(&mut next, &cur, &prev);
-        prev = std::mem::replace(&mut cur, std::mem::take(&mut next));
+        drop(read);
+        let Some(next) = levels.merge(runs, &mut chunk, &cur, &prev)? else {
+            return Ok(GroupEnd::Out(Budget::Disk));
+        };
+        levels.remove(std::mem::replace(
+            &mut prev,
+            std::mem::replace(&mut cur, next),
+        ));
     }
+    levels.remove(prev);
+    levels.remove(cur);
     Ok(GroupEnd::Done(total))
+}
+
+/// Push `code` on `chunk`, growing it within `max` codes (doubling would overshoot by up to twice).
+#[inline]
+fn push_code(chunk: &mut Vec<u128>, code: u128, max: usize) {
+    if chunk.len() == chunk.capacity() {
+        let more = chunk
+            .len()
+            .max(1 << 16)
+            .min(max.saturating_sub(chunk.len()))
+            .max(1);
+        chunk.reserve_exact(more);
+    }
+    chunk.push(code);
+}
+
+/// Bytes of a code in a level's file.
+const CODE: usize = std::mem::size_of::<u128>();
+
+/// The files of a group searched by levels ([`search_by_levels`]), in the spill directory.
+struct Levels {
+    dir: PathBuf,
+    /// Files made so far (their names are numbered).
+    made: u64,
+    /// Bytes of the files on disk.
+    disk: u64,
+    /// Free disk space a write must leave.
+    min_free: u64,
+}
+
+/// Codes sorted, each once, in a file (none for an empty level).
+struct Level {
+    path: Option<PathBuf>,
+    len: usize,
+}
+
+impl Level {
+    fn empty() -> Level {
+        Level { path: None, len: 0 }
+    }
+
+    fn read(&self) -> Result<LevelReader> {
+        let file = match &self.path {
+            Some(path) => Some((
+                BufReader::with_capacity(1 << 20, File::open(path).map_err(|e| io_error(path, e))?),
+                path.clone(),
+            )),
+            None => None,
+        };
+        Ok(LevelReader {
+            file,
+            left: self.len,
+        })
+    }
+}
+
+/// A level's codes, read in order.
+struct LevelReader {
+    file: Option<(BufReader<File>, PathBuf)>,
+    left: usize,
+}
+
+impl LevelReader {
+    fn next_code(&mut self) -> Result<Option<u128>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        let (r, path) = self.file.as_mut().expect("a level with codes has a file");
+        let mut b = [0u8; CODE];
+        r.read_exact(&mut b).map_err(|e| io_error(path, e))?;
+        self.left -= 1;
+        Ok(Some(u128::from_le_bytes(b)))
+    }
+}
+
+impl Levels {
+    /// Whether writing `codes` more would leave less free disk than the search must leave.
+    fn disk_low(&self, codes: usize) -> bool {
+        free_disk(&self.dir).is_some_and(|f| f < (codes * CODE) as u64 + self.min_free)
+    }
+
+    fn create(&mut self) -> Result<(PathBuf, BufWriter<File>)> {
+        let path = self.dir.join(format!("level-{:06}.codes", self.made));
+        self.made += 1;
+        let f = File::create(&path).map_err(|e| io_error(&path, e))?;
+        Ok((path, BufWriter::with_capacity(1 << 20, f)))
+    }
+
+    /// `chunk` sorted, each code once, written to a file of its own; `chunk` is left empty.
+    fn write_run(&mut self, chunk: &mut Vec<u128>) -> Result<Level> {
+        chunk.sort_unstable();
+        chunk.dedup();
+        let (path, mut w) = self.create()?;
+        for c in chunk.iter() {
+            w.write_all(&c.to_le_bytes())
+                .map_err(|e| io_error(&path, e))?;
+        }
+        w.flush().map_err(|e| io_error(&path, e))?;
+        self.disk += (chunk.len() * CODE) as u64;
+        let level = Level {
+            path: Some(path),
+            len: chunk.len(),
+        };
+        chunk.clear();
+        Ok(level)
+    }
+
+    /// The next level: the codes of `runs` and `chunk` (each once) that are not in `cur` or `prev`,
+    /// written to a file; the runs are removed and `chunk` is left empty. `None` when the disk is too
+    /// full for it.
+    fn merge(
+        &mut self,
+        runs: Vec<Level>,
+        chunk: &mut Vec<u128>,
+        cur: &Level,
+        prev: &Level,
+    ) -> Result<Option<Level>> {
+        let room: usize = runs.iter().map(|r| r.len).sum::<usize>() + chunk.len();
+        if self.disk_low(room) {
+            return Ok(None);
+        }
+        chunk.sort_unstable();
+        chunk.dedup();
+        let mut readers = runs.iter().map(Level::read).collect::<Result<Vec<_>>>()?;
+        let mut heap = std::collections::BinaryHeap::new();
+        for (i, r) in readers.iter_mut().enumerate() {
+            if let Some(c) = r.next_code()? {
+                heap.push(std::cmp::Reverse((c, i)));
+            }
+        }
+        let mut in_chunk = chunk.iter().copied().peekable();
+        let mut old = [cur.read()?, prev.read()?];
+        let mut old_next = [old[0].next_code()?, old[1].next_code()?];
+        let (path, mut w) = self.create()?;
+        let mut len = 0usize;
+        let mut last: Option<u128> = None;
+        loop {
+            // The least code of the runs and the chunk.
+            let from_heap = heap.peek().map(|r| r.0 .0);
+            let from_chunk = in_chunk.peek().copied();
+            let code = match (from_heap, from_chunk) {
+                (Some(h), Some(c)) if c < h => in_chunk.next(),
+                (Some(_), _) => {
+                    let std::cmp::Reverse((c, i)) = heap.pop().expect("peeked");
+                    if let Some(n) = readers[i].next_code()? {
+                        heap.push(std::cmp::Reverse((n, i)));
+                    }
+                    Some(c)
+                }
+                (None, c) => c.and(in_chunk.next()),
+            };
+            let Some(code) = code else { break };
+            if last == Some(code) {
+                continue;
+            }
+            last = Some(code);
+            let mut known = false;
+            for (o, n) in old.iter_mut().zip(old_next.iter_mut()) {
+                while n.is_some_and(|x| x < code) {
+                    *n = o.next_code()?;
+                }
+                known |= *n == Some(code);
+            }
+            if !known {
+                w.write_all(&code.to_le_bytes())
+                    .map_err(|e| io_error(&path, e))?;
+                len += 1;
+            }
+        }
+        w.flush().map_err(|e| io_error(&path, e))?;
+        drop(w);
+        chunk.clear();
+        for run in runs {
+            self.remove(run);
+        }
+        self.disk += (len * CODE) as u64;
+        if len == 0 {
+            let _ = std::fs::remove_file(&path);
+            return Ok(Some(Level::empty()));
+        }
+        Ok(Some(Level {
+            path: Some(path),
+            len,
+        }))
+    }
+
+    fn remove(&mut self, level: Level) {
+        if let Some(path) = level.path {
+            let _ = std::fs::remove_file(path);
+            self.disk -= ((level.len * CODE) as u64).min(self.disk);
+        }
+    }
 }
 
 /// [`prove_layered_flushing`] within `bounds`.
@@ -1694,6 +1917,7 @@ fn search_in(
         max_memory,
         max_stack_bytes: bounds.max_stack_bytes,
         max_set_len: bounds.max_set_len,
+        level_chunk: bounds.level_chunk,
         start,
         layer: 0,
         done: 0,
@@ -1959,6 +2183,7 @@ mod tests {
             max_kept,
             max_stack_bytes: usize::MAX,
             max_set_len: usize::MAX,
+            level_chunk: 1 << 20,
             min_free_disk: 0,
         }
     }
@@ -2080,6 +2305,7 @@ mod tests {
             max_kept: u64::MAX,
             max_stack_bytes: 1,
             max_set_len: usize::MAX,
+            level_chunk: 1 << 20,
             min_free_disk: 0,
         };
         let deal = Layout::deal(11982).unwrap();
@@ -2116,6 +2342,7 @@ mod tests {
             max_kept: u64::MAX,
             max_stack_bytes: usize::MAX,
             max_set_len: 50,
+            level_chunk: 1000,
             min_free_disk: 0,
         };
         let deal = Layout::deal(11982).unwrap();
