@@ -59,6 +59,19 @@ const fn key_shift(c: Card) -> u32 {
     KEY_SHIFT[c as usize & 63] as u32
 }
 
+/// `key` with the 3 bits of card `c` set to `loc`. Every word is rewritten, the two others with a zero
+/// mask, rather than one word stored by index: a key built in memory word by word and then read whole
+/// (copied, hashed, compared) stalls the processor, whose store forwarding cannot serve a wide load
+/// from a narrower store, while this keeps the key in registers.
+#[inline(always)]
+fn key_with_loc(key: &Key, c: Card, loc: u64) -> Key {
+    let w = key_word(c);
+    let sh = key_shift(c);
+    let delta = (((key[w] >> sh) & 7) ^ loc) << sh;
+    let word = |i: usize| key[i] ^ (delta & 0u64.wrapping_sub((w == i) as u64));
+    [word(0), word(1), word(2)]
+}
+
 /// `RUN_PARENTS[t][n]`: the cards that some tail of a run of `n` cards with top card `t` may go on
 /// (the parents of each of its cards: one rank higher, the other colour).
 const RUN_PARENTS: [[u64; 16]; 52] = {
@@ -950,9 +963,6 @@ impl Position {
             free += 1;
             (c, c, NONE, 0)
         };
-        let mut key = self.key;
-        let w = key_word(b);
-        let sh = key_shift(b);
         let dst;
         let loc = if m.to >= 8 {
             free -= 1;
@@ -1004,9 +1014,8 @@ impl Position {
                 origin.loc_on(b, td)
             }
         };
-        key[w] = (key[w] & !(7u64 << sh)) | (loc << sh);
         Some(Peek {
-            key,
+            key: key_with_loc(&self.key, b, loc),
             stats,
             free,
             empty,
