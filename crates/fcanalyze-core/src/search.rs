@@ -1044,8 +1044,8 @@ impl Solver {
             } else if m.from == SHIFT {
                 q.shift(m.to, origin, None);
             } else {
-                q.apply(m, origin);
-                q.settle(None);
+                // The frame's position, a copy of its settled parent's.
+                q.apply_settled(m, origin);
             }
             debug_assert_eq!(q.key(), &c.key);
             self.expand_frame(&mut dv, origin, &mut moves);
@@ -1208,9 +1208,9 @@ impl Solver {
             let p = Position::from_key(&self.store.get(idx).key(), origin, ncells);
             p.moves(&mut moves);
             for &m in &moves {
+                // Stored positions are settled.
                 let mut q = p;
-                q.apply(m, origin);
-                q.settle(None);
+                q.apply_settled(m, origin);
                 let Some(child) = self.store.insert(q.key(), idx) else {
                     continue;
                 };
