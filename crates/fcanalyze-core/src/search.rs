@@ -505,8 +505,20 @@ struct Child {
     m: Move,
     sorted: bool,
     key: Key,
-    /// How it is reached, told by cards (see [`Solver::via`]).
-    via: u16,
+}
+
+impl Child {
+    /// How the child is reached from `parent`, told by cards (see [`Solver::via`]): asked only of a
+    /// child the dive visits and the store did not hold yet, far fewer than the children generated.
+    #[inline]
+    fn via(&self, parent: &Position) -> u16 {
+        match self.m.from {
+            DIG => VIA_DIG | self.m.to as u16,
+            CLEAR => VIA_CLEAR | self.m.to as u16,
+            SHIFT => VIA_SHIFT | self.m.to as u16,
+            _ => parent.describe(self.m),
+        }
+    }
 }
 
 impl Diver {
@@ -518,16 +530,7 @@ impl Diver {
     }
 
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        m: Move,
-        via: u16,
-        key: Key,
-        f: &[i32; NFEATURES],
-        w: &WeighPair,
-        sorted: bool,
-    ) {
+    fn add(&mut self, m: Move, key: Key, f: &[i32; NFEATURES], w: &WeighPair, sorted: bool) {
         let (score, prio) = w.weigh(f);
         let mut score = score * 16;
         if self.noise > 0 {
@@ -543,7 +546,6 @@ impl Diver {
             m,
             sorted,
             key,
-            via,
         });
     }
 }
@@ -838,7 +840,7 @@ impl Solver {
         &mut self,
         q: &Position,
         parent: u32,
-        via: u16,
+        via: impl FnOnce() -> u16,
         limits: Limits,
     ) -> std::result::Result<u32, (u32, Option<Budget>)> {
         let w = self.weights;
@@ -846,7 +848,8 @@ impl Solver {
         self.admit_key(q.key(), parent, prio, q.is_sorted(), via, limits)
     }
 
-    /// [`Solver::admit`] given the position's key, best-first priority and whether it is sorted.
+    /// [`Solver::admit`] given the position's key, best-first priority and whether it is sorted. `via`
+    /// tells how the position is reached (see [`Solver::via`]), asked only when it is new.
     #[inline]
     fn admit_key(
         &mut self,
@@ -854,7 +857,7 @@ impl Solver {
         parent: u32,
         prio: u32,
         sorted: bool,
-        via: u16,
+        via: impl FnOnce() -> u16,
         limits: Limits,
     ) -> std::result::Result<u32, (u32, Option<Budget>)> {
         let (idx, new) = self.store.insert_or_get(key, parent);
@@ -862,7 +865,7 @@ impl Solver {
             return Err((idx, None));
         }
         self.mark.push(0);
-        self.via.push(via);
+        self.via.push(via());
         if self.store.len() as u64 >= limits.max_positions && !sorted {
             return Err((idx, Some(Budget::Positions)));
         }
@@ -897,14 +900,14 @@ impl Solver {
                     Some(pk) => {
                         let sorted = pk.stats & 0xFF == 0;
                         let prio = weigh(&peek_features_from(&p, &pk, &depths), &w);
-                        self.admit_key(&pk.key, idx, prio, sorted, p.describe(m), limits)
+                        self.admit_key(&pk.key, idx, prio, sorted, || p.describe(m), limits)
                             .map(|c| (c, sorted))
                     }
                     None => {
                         let mut q = p;
                         q.apply(m, origin);
                         q.settle(None);
-                        self.admit(&q, idx, p.describe(m), limits)
+                        self.admit(&q, idx, || p.describe(m), limits)
                             .map(|c| (c, q.is_sorted()))
                     }
                 };
@@ -970,16 +973,18 @@ impl Solver {
             let c = dv.arena[dv.order[f.next as usize] as u32 as usize];
             f.next += 1;
             let parent = f.idx;
-            let child = match self.admit_key(&c.key, parent, c.prio, c.sorted, c.via, limits) {
-                Ok(child) => child,
-                Err((_, Some(b))) => break Step::Budget(b),
-                Err((child, None)) => {
-                    if self.mark[child as usize] & bit != 0 {
-                        continue;
+            let pos = &f.pos;
+            let child =
+                match self.admit_key(&c.key, parent, c.prio, c.sorted, || c.via(pos), limits) {
+                    Ok(child) => child,
+                    Err((_, Some(b))) => break Step::Budget(b),
+                    Err((child, None)) => {
+                        if self.mark[child as usize] & bit != 0 {
+                            continue;
+                        }
+                        child
                     }
-                    child
-                }
-            };
+                };
             self.mark[child as usize] |= bit;
             dv.touched.push(child);
             if c.sorted {
@@ -1091,7 +1096,7 @@ impl Solver {
         let w = dv.pair;
         for &m in moves.iter() {
             let (key, f, sorted) = child(p, m, &base, origin, &depths, depth2);
-            dv.add(m, p.describe(m), key, &f, &w, sorted);
+            dv.add(m, key, &f, &w, sorted);
         }
         if dv.digs {
             for suit in 0..4u8 {
@@ -1105,15 +1110,7 @@ impl Solver {
                         to: suit,
                         count: 0,
                     };
-                    let via = VIA_DIG | suit as u16;
-                    dv.add(
-                        m,
-                        via,
-                        *q.key(),
-                        &features_with(&q, depth2),
-                        &w,
-                        q.is_sorted(),
-                    );
+                    dv.add(m, *q.key(), &features_with(&q, depth2), &w, q.is_sorted());
                 }
             }
         }
@@ -1136,15 +1133,7 @@ impl Solver {
                             to: x,
                             count: 0,
                         };
-                        let via = VIA_SHIFT | x as u16;
-                        dv.add(
-                            m,
-                            via,
-                            *q.key(),
-                            &features_with(&q, depth2),
-                            &w,
-                            q.is_sorted(),
-                        );
+                        dv.add(m, *q.key(), &features_with(&q, depth2), &w, q.is_sorted());
                     }
                 }
             }
@@ -1165,15 +1154,7 @@ impl Solver {
                         to: b,
                         count: 0,
                     };
-                    let via = VIA_CLEAR | b as u16;
-                    dv.add(
-                        m,
-                        via,
-                        *q.key(),
-                        &features_with(&q, depth2),
-                        &w,
-                        q.is_sorted(),
-                    );
+                    dv.add(m, *q.key(), &features_with(&q, depth2), &w, q.is_sorted());
                 }
             }
         }
