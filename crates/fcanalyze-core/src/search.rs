@@ -844,18 +844,18 @@ impl Solver {
         limits: Limits,
     ) -> std::result::Result<u32, (u32, Option<Budget>)> {
         let w = self.weights;
-        let prio = score(q, &w);
-        self.admit_key(q.key(), parent, prio, q.is_sorted(), via, limits)
+        self.admit_key(q.key(), parent, || score(q, &w), q.is_sorted(), via, limits)
     }
 
-    /// [`Solver::admit`] given the position's key, best-first priority and whether it is sorted. `via`
-    /// tells how the position is reached (see [`Solver::via`]), asked only when it is new.
+    /// [`Solver::admit`] given the position's key, best-first priority and whether it is sorted. `prio`
+    /// and `via` (how the position is reached, see [`Solver::via`]) are asked only of a new position:
+    /// most children of a best-first expansion are stored already.
     #[inline]
     fn admit_key(
         &mut self,
         key: &Key,
         parent: u32,
-        prio: u32,
+        prio: impl FnOnce() -> u32,
         sorted: bool,
         via: impl FnOnce() -> u16,
         limits: Limits,
@@ -869,7 +869,7 @@ impl Solver {
         if self.store.len() as u64 >= limits.max_positions && !sorted {
             return Err((idx, Some(Budget::Positions)));
         }
-        self.queue.push(prio, idx);
+        self.queue.push(prio(), idx);
         Ok(idx)
     }
 
@@ -899,7 +899,7 @@ impl Solver {
                 let admitted = match p.peek(m, &base, origin) {
                     Some(pk) => {
                         let sorted = pk.stats & 0xFF == 0;
-                        let prio = weigh(&peek_features_from(&p, &pk, &depths), &w);
+                        let prio = || weigh(&peek_features_from(&p, &pk, &depths), &w);
                         self.admit_key(&pk.key, idx, prio, sorted, || p.describe(m), limits)
                             .map(|c| (c, sorted))
                     }
@@ -975,7 +975,7 @@ impl Solver {
             let parent = f.idx;
             let pos = &f.pos;
             let child =
-                match self.admit_key(&c.key, parent, c.prio, c.sorted, || c.via(pos), limits) {
+                match self.admit_key(&c.key, parent, || c.prio, c.sorted, || c.via(pos), limits) {
                     Ok(child) => child,
                     Err((_, Some(b))) => break Step::Budget(b),
                     Err((child, None)) => {
