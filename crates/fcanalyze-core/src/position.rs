@@ -1201,6 +1201,22 @@ impl Position {
     /// All moves that lead to distinct canonical results: a card goes to the first empty free cell and
     /// the first empty column only, and a whole column never moves to an empty column.
     pub fn moves(&self, out: &mut Vec<Move>) {
+        self.moves_counting(out);
+    }
+
+    /// [`Position::moves`] and [`Position::peek_base`] at once: the moves are generated from the same
+    /// counts of empty cells and columns and the same exposed cards. The position must keep its
+    /// statistics.
+    #[inline]
+    pub fn moves_with_base(&self, out: &mut Vec<Move>) -> PeekBase {
+        debug_assert!(self.track);
+        self.moves_counting(out)
+    }
+
+    /// [`Position::moves`], returning what [`Position::peek_base`] returns (its statistics meaningless
+    /// unless the position keeps them).
+    #[inline(always)]
+    fn moves_counting(&self, out: &mut Vec<Move>) -> PeekBase {
         out.clear();
         let nc = self.ncells as usize;
         let mut free = 0u32;
@@ -1216,6 +1232,7 @@ impl Position {
         let mut col_of = [0u8; 64];
         let mut empty = 0u32;
         let mut first_empty = NONE;
+        let mut stats = 0u64;
         for i in (0..NCOLS).rev() {
             let t = self.top[i];
             if t == NONE {
@@ -1224,6 +1241,7 @@ impl Position {
             } else {
                 tops |= 1u64 << t;
                 col_of[t as usize] = i as u8;
+                stats += self.prefix[t as usize] & STATS_COUNTS;
             }
         }
         // To the foundations by hand.
@@ -1374,6 +1392,12 @@ impl Position {
                     count: 1,
                 });
             }
+        }
+        PeekBase {
+            stats,
+            free,
+            empty,
+            tops,
         }
     }
 

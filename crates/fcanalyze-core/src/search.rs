@@ -187,8 +187,7 @@ pub(crate) fn scored_children(
     out: &mut Vec<(Key, u32, bool)>,
 ) {
     out.clear();
-    p.moves(moves);
-    let base = p.peek_base();
+    let base = p.moves_with_base(moves);
     let depth2 = w.0[12] != 0;
     let depths = PeekDepths::new(p, depth2);
     for &m in moves.iter() {
@@ -891,8 +890,7 @@ impl Solver {
             done += 1;
             self.work.expansions += 1;
             let p = Position::from_key_tracked(&self.store.get(idx).key(), origin, ncells);
-            p.moves(&mut moves);
-            let base = p.peek_base();
+            let base = p.moves_with_base(&mut moves);
             let w = self.weights;
             let depths = PeekDepths::new(&p, w.0[12] != 0);
             for &m in &moves {
@@ -1088,8 +1086,7 @@ impl Solver {
     /// loop compiles to fewer instructions as a function of its own (`p` then provably unaliased).
     #[inline(never)]
     fn add_children(&self, dv: &mut Diver, p: &Position, origin: &Origin, moves: &mut Vec<Move>) {
-        p.moves(moves);
-        let base = p.peek_base();
+        let base = p.moves_with_base(moves);
         let depth2 = dv.weights.0[12] != 0 || self.weights.0[12] != 0;
         let depths = PeekDepths::new(p, depth2);
         // The dive's weighting and the best-first search's.

@@ -211,6 +211,11 @@ proptest! {
         random_play(deal, cells, &picks, |p, origin, moves| {
             let p = *p;
             let base = p.peek_base();
+            // The moves generated with their base are the moves, and the base is the peek base.
+            let mut with_base = Vec::new();
+            let b = p.moves_with_base(&mut with_base);
+            prop_assert_eq!(&with_base, moves);
+            prop_assert_eq!((b.stats, b.free, b.empty, b.tops), (base.stats, base.free, base.empty, base.tops));
             for &m in moves {
                 let mut q = p;
                 q.apply(m, origin);
