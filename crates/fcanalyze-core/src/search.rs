@@ -216,7 +216,7 @@ struct PeekDepths {
 
 impl PeekDepths {
     /// The depth features of `p` (which must keep its statistics), the second depth only if wanted.
-    #[inline]
+    #[inline(always)]
     fn new(p: &Position, depth2_wanted: bool) -> PeekDepths {
         let f = p.foundations();
         let mut d = PeekDepths {
