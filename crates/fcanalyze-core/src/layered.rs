@@ -2101,27 +2101,33 @@ pub fn prove_bounded(
     {
         return Ok(r);
     }
+    // Each search after the prover adds its time, and the first to decide answers; each keeps as many
+    // positions as the memory holds at its bytes per position.
+    let mut spent = r.elapsed_ms;
+    let mut decided = |b: SearchResult| {
+        spent += b.elapsed_ms;
+        (b.outcome != Outcome::Undecided).then_some(SearchResult {
+            elapsed_ms: spent,
+            ..b
+        })
+    };
+    let within = |positions: u64, bytes_per_position: usize| Limits {
+        max_positions: positions
+            .min((memory / bytes_per_position) as u64)
+            .min(limits.max_positions),
+        max_millis: limits.max_millis,
+    };
     // A wide beam next: it finds the line of deal 13599 with one cell within 2.3 million positions,
     // which the prover and the solver missed for hundreds of millions.
-    let mut spent = r.elapsed_ms;
     for &(width, positions) in GIANT_BEAMS {
         let b = crate::beam::beam(
             layout,
             ncells,
             width,
-            Limits {
-                max_positions: positions
-                    .min((memory / BEAM_BYTES_PER_POSITION) as u64)
-                    .min(limits.max_positions),
-                max_millis: limits.max_millis,
-            },
+            within(positions, BEAM_BYTES_PER_POSITION),
         )?;
-        spent += b.elapsed_ms;
-        if b.outcome != Outcome::Undecided {
-            return Ok(SearchResult {
-                elapsed_ms: spent,
-                ..b
-            });
+        if let Some(answer) = decided(b) {
+            return Ok(answer);
         }
     }
     // Then a beam over the layers, for lines no heuristic points to (deal 17760 with 2 cells).
@@ -2131,19 +2137,10 @@ pub fn prove_bounded(
         ncells,
         width,
         layer_cap,
-        Limits {
-            max_positions: positions
-                .min((memory / LAYER_BEAM_BYTES_PER_POSITION) as u64)
-                .min(limits.max_positions),
-            max_millis: limits.max_millis,
-        },
+        within(positions, LAYER_BEAM_BYTES_PER_POSITION),
     )?;
-    spent += b.elapsed_ms;
-    if b.outcome != Outcome::Undecided {
-        return Ok(SearchResult {
-            elapsed_ms: spent,
-            ..b
-        });
+    if let Some(answer) = decided(b) {
+        return Ok(answer);
     }
     // The solver's positions cost BYTES_PER_POSITION on average, and up to twice that while its arena and
     // table double (deal 982 at 2 cells reached 13.5 GB under a 10 GiB budget with a 48-byte estimate).
@@ -2151,20 +2148,13 @@ pub fn prove_bounded(
         layout,
         ncells,
         Strategy::Solve,
-        Limits {
-            max_positions: ((memory / (2 * BYTES_PER_POSITION)) as u64).min(limits.max_positions),
-            max_millis: limits.max_millis,
-        },
+        within(u64::MAX, 2 * BYTES_PER_POSITION),
     )?;
     // A solver this large gives its tables back now, not at its next search (the layered proof needs the
     // memory).
     *solver = Solver::new();
-    spent += s.elapsed_ms;
-    if s.outcome != Outcome::Undecided {
-        return Ok(SearchResult {
-            elapsed_ms: spent,
-            ..s
-        });
+    if let Some(answer) = decided(s) {
+        return Ok(answer);
     }
     layered_result(layout, ncells, limits, prover.max_memory, checkpoint, spent)
 }
