@@ -21,6 +21,7 @@ import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -326,6 +327,26 @@ def _identity(job: str, range_text: str, config: dict[str, Any]) -> dict[str, An
     }
 
 
+#: Budgets ``--redo-undecided`` may raise. They only cut a search short, so a deal that finishes within
+#: the smaller budget has the rows it would have had with the larger one from the start.
+RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
+
+
+def _raised_budgets(have: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
+    """The budgets of configuration `want` that are larger than those of the run's `have` (None, no time
+    limit, is the largest), or {} when `want` changes anything else or lowers a budget."""
+    raised = {}
+    for key in RAISABLE_BUDGETS:
+        old, new = have.get(key), want.get(key)
+        if old == new:
+            continue
+        if old is None or (new is not None and new < old):
+            return {}
+        raised[key] = new
+    others_equal = all(have.get(k) == v for k, v in want.items() if k not in RAISABLE_BUDGETS)
+    return raised if others_equal else {}
+
+
 def _check_compatible(path: Path, run: dict[str, Any], want: dict[str, Any]) -> None:
     have = {k: run.get(k) for k in want}
     if have == want:
@@ -358,14 +379,27 @@ def run(
 ) -> RunResult:
     """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there (whole shards,
     and the journaled deals of unfinished ones). With `redo_undecided`, the deals a budget left open in
-    finished shards are searched again (with this version's searches; the configuration stays the one of
-    the run), and each such shard is replaced atomically once recomputed."""
+    finished shards are searched again (with this version's searches, and with larger budgets if given:
+    run.json records each raise in ``budgets_raised``), and each such shard is replaced atomically once
+    recomputed."""
     job = JOBS[job_name]
     out = Path(out)
     range_text = format_range(spans)
     identity = _identity(job_name, range_text, config)
     existing = tables.read_run(out)
     if existing is not None:
+        raised = _raised_budgets(existing.get("config") or {}, config) if redo_undecided else {}
+        if raised:
+            # Larger budgets for the deals left open: the rows of the decided ones stand as they are.
+            _check_compatible(out / tables.RUN_FILE, existing, {**identity, "config": existing["config"]})
+            existing.setdefault("budgets_raised", []).append(
+                {
+                    "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "from": {k: existing["config"][k] for k in raised},
+                    "to": raised,
+                }
+            )
+            existing["config"] = config
         _check_compatible(out / tables.RUN_FILE, existing, identity)
         tables.remove_stale_temporaries(out)
         manifest = existing
@@ -393,8 +427,14 @@ def run(
     tasks = []
     for block, block_spans in plan(spans, config["shard_size"]):
         entry = manifest["shards"].get(block)
-        redo = redo_undecided and entry is not None and entry["counts"].get("undecided", 0) > 0
         complete = entry is not None and tables.shard_is_complete(out, block, entry)
+        decided = (
+            job.decided_records(out, block) if complete and redo_undecided and job.decided_records else None
+        )
+        if decided is not None:  # a deal may have its class but not its exact min_cells
+            redo = len(decided) < entry["deals"]
+        else:
+            redo = redo_undecided and entry is not None and entry["counts"].get("undecided", 0) > 0
         if complete and not redo:
             journal.remove(block)  # left over when a run stopped right after writing the block
             result.skipped += 1
@@ -405,10 +445,10 @@ def run(
         resume = tables.read_journal(tables.journal_path(out, block)) if job.decided_records else []
         if redo_undecided:
             resume = [r for r in resume if not _left_open(r)]
-        if complete and redo and job.decided_records:
+        if complete and decided is not None:
             # Journal the decided deals first: once the manifest forgets the block, they live there.
             have = {r["deal"] for r in resume}
-            for record in job.decided_records(out, block):
+            for record in decided:
                 if record["deal"] not in have:
                     journal.append(block, record)
                     resume.append(record)

@@ -45,6 +45,7 @@ def summarize(out: Path) -> dict[str, Any]:
         "range": run["range"],
         "job": run["job"],
         "config": run["config"],
+        "budgets_raised": run.get("budgets_raised", []),
         "complete": run.get("complete", False),
     }
     searches = tables.read_table(out, "searches")
@@ -175,6 +176,9 @@ def render(stats: dict[str, Any]) -> str:
     lines = [f"# fcanalyze summary: deals {stats['range']} ({stats['job']})", ""]
     cfg = stats["config"]
     lines.append(f"- configuration: {', '.join(f'{k} {v}' for k, v in cfg.items())}")
+    for r in stats["budgets_raised"]:
+        raised = ", ".join(f"{k} {r['from'][k]} -> {v}" for k, v in r["to"].items())
+        lines.append(f"- budgets raised for the deals left undecided ({r['at']}): {raised}")
     lines.append(
         f"- deals done: {stats['deals_done']:,} of {stats['deals']:,}"
         + ("" if stats["complete"] else " (run not complete)")

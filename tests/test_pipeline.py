@@ -286,18 +286,20 @@ def test_changed_configuration_is_refused(reference, tmp_path):
 
 
 def test_redo_undecided_computes_those_shards_again(tmp_path):
-    # A budget of 3,000 positions leaves deals of 1-8 undecided; 164 (0 cells) is decided.
+    # A budget of 3,000 positions leaves deals of 1-8 undecided, and 164's search with 0 cells (its
+    # class, easy, is decided, but not its min_cells); 13-16 are decided.
     out, args = tmp_path / "redo", ["--max-positions", "3000", "--shard-size", "8", "--workers", "1"]
-    assert run_cli("analyze", "1-8,164", "--out", str(out), *args).returncode == 0
+    deals = "1-8,13-16,164"
+    assert run_cli("analyze", deals, "--out", str(out), *args).returncode == 0
     shards = json.loads((out / "run.json").read_text())["shards"]
     assert shards["0000000001-0000000008"]["counts"]["undecided"] > 0
     assert "undecided" not in shards["0000000161-0000000168"]["counts"]
     first = frames(out)
     times = pd.read_parquet(out / "searches").set_index(["deal", "cells"])["elapsed_ms"]
-    r = run_cli("analyze", "1-8,164", "--out", str(out), *args)
-    assert r.returncode == 0 and "(0 shards computed, 2 already done)" in r.stdout
-    r = run_cli("analyze", "1-8,164", "--out", str(out), *args, "--redo-undecided")
-    assert r.returncode == 0 and "(1 shards computed, 1 already done)" in r.stdout, r.stdout
+    r = run_cli("analyze", deals, "--out", str(out), *args)
+    assert r.returncode == 0 and "(0 shards computed, 3 already done)" in r.stdout
+    r = run_cli("analyze", deals, "--out", str(out), *args, "--redo-undecided")
+    assert r.returncode == 0 and "(2 shards computed, 1 already done)" in r.stdout, r.stdout
     again = frames(out)
     for name in first:  # the same searches give the same rows
         pd.testing.assert_frame_equal(first[name], again[name], check_exact=True)
@@ -312,6 +314,35 @@ def test_redo_undecided_computes_those_shards_again(tmp_path):
     redone = [key for key in times.index if key[0] in open_]
     assert (times_again[redone] != times[redone]).any()
     assert not (out / tables.JOURNAL_DIR).exists()
+
+
+def test_redo_undecided_with_a_larger_budget_gives_the_rows_of_that_budget(tmp_path, reference):
+    out, small = tmp_path / "raise", ["--shard-size", "8", "--workers", "1", "--max-positions", "3000"]
+    assert run_cli("analyze", "1-8,164", "--out", str(out), *small).returncode == 0
+    assert json.loads((out / "run.json").read_text())["counts"]["undecided"] > 0
+    larger = [*ARGS, "--workers", "1"]
+    r = run_cli("analyze", "1-8,164", "--out", str(out), *larger)
+    assert r.returncode == 2 and "max_positions 3000 -> 500000" in r.stderr  # only with --redo-undecided
+    r = run_cli("analyze", "1-8,164", "--out", str(out), *larger, "--redo-undecided", "--max-cells", "5")
+    assert r.returncode == 2 and "max_cells 4 -> 5" in r.stderr  # budgets only
+    r = run_cli("analyze", "1-8,164", "--out", str(out), *larger, "--redo-undecided")
+    assert r.returncode == 0, r.stderr
+    run = json.loads((out / "run.json").read_text())
+    assert run["config"]["max_positions"] == 500_000 and run["complete"]
+    assert [(b["from"], b["to"]) for b in run["budgets_raised"]] == [
+        ({"max_positions": 3000}, {"max_positions": 500_000})
+    ]
+    # The deals decided with 3,000 positions kept their rows, and they are the rows of the larger budget.
+    wanted = {*range(1, 9), 164}
+    for name, frame in frames(out).items():
+        ref = frames(reference)[name]
+        ref = ref[ref["deal"].isin(wanted)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(frame.reset_index(drop=True), ref, check_exact=True)
+    r = run_cli("analyze", "1-8,164", "--out", str(out), *small, "--redo-undecided")
+    assert r.returncode == 2 and "max_positions 500000 -> 3000" in r.stderr  # never lowered
+    r = run_cli("summary", str(out))
+    assert r.returncode == 0 and "budgets raised for the deals left undecided" in r.stdout
+    assert "max_positions 3000 -> 500000" in r.stdout
 
 
 def test_refuses_a_foreign_directory(tmp_path):
