@@ -842,6 +842,9 @@ struct Batch {
     node: u32,
     thread: u32,
     kids: Vec<(Key, u64)>,
+    /// The children whole, in the order of `kids`, when the thread orders its new children: it scores
+    /// them without decoding their keys again (empty otherwise, as copying them costs time too).
+    leans: Vec<Lean>,
 }
 
 /// One depth-first search of the prover's portfolio: how it orders the children it finds new, and how
@@ -896,7 +899,12 @@ pub struct Prover {
     todo: Vec<Todo>,
     flight: std::collections::VecDeque<Batch>,
     spare: Vec<Batch>,
+    /// The new children of the batch being looked up when they are to be ordered: their index in the
+    /// batch (then their sort key), and their stack index (reused from batch to batch).
+    fresh: Vec<(u32, u32)>,
+    /// The children of the position being expanded, and the same whole when they are kept (reused).
     kids: Vec<Key>,
+    leans: Vec<Lean>,
     recent: Vec<Key>,
     recent_on: bool,
     /// Most bytes the search may hold (set and stack); `None` for no limit. Running out ends the search
@@ -1009,7 +1017,9 @@ impl Prover {
             todo: Vec::new(),
             flight: std::collections::VecDeque::with_capacity(PIPELINE),
             spare: Vec::new(),
+            fresh: Vec::new(),
             kids: Vec::with_capacity(128),
+            leans: Vec::with_capacity(128),
             recent: Vec::new(),
             recent_on: false,
             max_memory: None,
@@ -1139,7 +1149,8 @@ impl Prover {
                 }
                 let i = self.todo[cur].pop().expect("a waiting position");
                 left -= 1;
-                if let Some(won) = self.expand(rules, i, cur as u32) {
+                let keep = portfolio && self.threads.get(cur).is_some_and(|t| t.weights.is_some());
+                if let Some(won) = self.expand(rules, i, cur as u32, keep) {
                     return (Some(self.chain(i, won)), None);
                 }
             }
@@ -1154,7 +1165,14 @@ impl Prover {
                 0
             };
             let first_new = self.todo[thread].v.len();
-            for &(k, h) in &batch.kids {
+            // Whether this thread orders its new children, by their score.
+            let weights = self
+                .threads
+                .get(thread)
+                .and_then(|t| t.weights)
+                .filter(|_| portfolio);
+            self.fresh.clear();
+            for (j, &(k, h)) in batch.kids.iter().enumerate() {
                 if self.recent_on {
                     self.recent[(h >> 24) as usize & (RECENT - 1)] = k;
                 }
@@ -1170,6 +1188,9 @@ impl Prover {
                     return (None, Some(Budget::Positions));
                 }
                 self.stats.by_home[(cards_home(&k) + 52 - cards_dealt(&k)) as usize / 2] += 1;
+                if weights.is_some() {
+                    self.fresh.push((j as u32, self.nodes.len() as u32));
+                }
                 self.todo[thread].push(self.nodes.len() as u32);
                 self.nodes.push(Node {
                     key: k,
@@ -1177,14 +1198,16 @@ impl Prover {
                     state: WAITING,
                 });
             }
-            let todo = &mut self.todo[thread].v;
-            if let Some(w) = self.threads.get(thread).and_then(|t| t.weights) {
-                if portfolio && todo.len() > first_new + 1 {
-                    // The most promising child last, to be expanded first.
-                    let nodes = &self.nodes;
-                    todo[first_new..].sort_by_cached_key(|&i| {
-                        std::cmp::Reverse(rules.decode(&nodes[i as usize].key).score(&w))
-                    });
+            if let (Some(w), true) = (&weights, self.fresh.len() > 1) {
+                // The most promising child last, to be expanded first: sorted by the complement of
+                // the score (highest score first), stably (equal scores keep the generator's order).
+                for f in &mut self.fresh {
+                    f.0 = !batch.leans[f.0 as usize].score(w);
+                }
+                self.fresh.sort_by_key(|&(key, _)| key);
+                let todo = &mut self.todo[thread].v[first_new..];
+                for (t, &(_, i)) in todo.iter_mut().zip(&self.fresh) {
+                    *t = i;
                 }
             }
             self.spare.push(batch);
@@ -1230,20 +1253,33 @@ impl Prover {
     }
 
     /// Expand stack node `i`: compute its children, drop those seen a moment ago, prefetch the slots of
-    /// the others and queue them for lookup. Returns a child with every card home, if any.
+    /// the others and queue them for lookup (with the children whole when `keep`: [`Batch::leans`]).
+    /// Returns a child with every card home, if any.
     #[inline(always)]
-    fn expand(&mut self, rules: &Rules, i: u32, thread: u32) -> Option<Key> {
+    fn expand(&mut self, rules: &Rules, i: u32, thread: u32, keep: bool) -> Option<Key> {
         let node = &mut self.nodes[i as usize];
         node.state = IN_FLIGHT;
         let p = rules.decode(&node.key);
-        rules.children(&p, &mut self.kids);
         let mut batch = self.spare.pop().unwrap_or_default();
         batch.node = i;
         batch.thread = thread;
         batch.kids.clear();
+        batch.leans.clear();
         self.stats.expanded += 1;
+        // The children first, then their lookups prepared: two short loops run faster than one.
+        if keep {
+            let (kids, leans) = (&mut self.kids, &mut self.leans);
+            kids.clear();
+            leans.clear();
+            rules.for_each_child(&p, |q| {
+                kids.push(q.key);
+                leans.push(*q);
+            });
+        } else {
+            rules.children(&p, &mut self.kids);
+        }
         self.stats.children += self.kids.len() as u64;
-        for k in &self.kids {
+        for (j, k) in self.kids.iter().enumerate() {
             if *k == [0; 3] {
                 self.spare.push(batch);
                 return Some(*k);
@@ -1255,6 +1291,9 @@ impl Prover {
             }
             self.set.prefetch(h);
             batch.kids.push((*k, h));
+            if keep {
+                batch.leans.push(self.leans[j]);
+            }
         }
         self.flight.push_back(batch);
         None
@@ -1353,6 +1392,11 @@ mod tests {
                 assert_eq!(p.below[52..], [NO; 12]);
                 assert_eq!((p.tops, p.cells, p.found), (tops & !covered, cells, found));
                 assert_eq!(p.key, key);
+                // The children as generated have the features of their decoded keys (the prover
+                // orders children from the former).
+                rules.for_each_child(&p, |q| {
+                    assert_eq!(q.features(), rules.decode(&q.key).features());
+                });
             }
         }
     }
