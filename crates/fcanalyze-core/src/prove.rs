@@ -315,29 +315,26 @@ impl Lean {
     pub fn features(&self) -> [u32; NFEAT] {
         let mut blockers = 0u32;
         let mut depth = 0u32;
-        let mut buf = [0u8; 64];
+        let next = self.next_home();
+        let mut ranks = [0u8; 64];
         let mut e = self.tops;
         while e != 0 {
             let t = e.trailing_zeros() as u8;
             e &= e - 1;
-            let mut n = 0;
+            // Down the column from its exposed card (counting the cards above each foundation's
+            // next card), then up from its bottom card: a card above a lower one is a blocker.
+            let mut n = 0usize;
             let mut x = t;
             while x != NO {
-                if self.found[suit(x) as usize] == rank(x) {
-                    depth += n as u32;
-                }
-                buf[n & 63] = x;
+                depth += n as u32 & 0u32.wrapping_sub((next >> x) as u32 & 1);
+                ranks[n & 63] = rank(x);
                 n += 1;
                 x = self.below[x as usize];
             }
             let mut min = 99u8;
-            for &c in buf[..n.min(64)].iter().rev() {
-                let r = rank(c);
-                if r > min {
-                    blockers += 1;
-                } else {
-                    min = r;
-                }
+            for &r in ranks[..n.min(64)].iter().rev() {
+                blockers += (r > min) as u32;
+                min = min.min(r);
             }
         }
         let home: u32 = self.found.iter().map(|&f| f as u32).sum();
@@ -416,13 +413,18 @@ impl Lean {
         lo >= r || (lo + 1 >= r && self.found[(3 - s) as usize] + 2 >= r)
     }
 
+    /// The next card of each foundation as a mask (a full foundation gives a bit past the deck).
+    #[inline(always)]
+    fn next_home(&self) -> u64 {
+        (0..4).fold(0u64, |m, s| m | 1 << (4 * self.found[s] as u32 + s as u32))
+    }
+
     /// Apply the safe automatic moves until none applies (SPEC §2).
     #[inline(always)]
     fn settle(&mut self) {
         // Most positions have no foundation's next card exposed: a single test of a mask of the four
-        // decides it (a foundation that is full gives a bit past the deck, in no mask).
-        let next = (0..4).fold(0u64, |m, s| m | 1 << (4 * self.found[s] as u32 + s as u32));
-        if (self.tops | self.cells) & next == 0 {
+        // decides it.
+        if (self.tops | self.cells) & self.next_home() == 0 {
             return;
         }
         loop {
@@ -1388,6 +1390,41 @@ mod tests {
         }
     }
 
+    /// [`Lean::features`] as defined: each column read from the bottom for the blockers (cards above
+    /// a lower card), and the number of cards above each foundation's next card.
+    fn features_by_definition(p: &Lean) -> [u32; NFEAT] {
+        let (mut blockers, mut depth) = (0, 0);
+        let mut e = p.tops;
+        while e != 0 {
+            let t = e.trailing_zeros() as u8;
+            e &= e - 1;
+            let mut col = vec![];
+            let mut x = t;
+            while x != NO {
+                if p.found[suit(x) as usize] == rank(x) {
+                    depth += col.len() as u32;
+                }
+                col.push(x);
+                x = p.below[x as usize];
+            }
+            let mut min = 99;
+            for &c in col.iter().rev() {
+                if rank(c) > min {
+                    blockers += 1;
+                }
+                min = min.min(rank(c));
+            }
+        }
+        let home: u32 = p.found.iter().map(|&f| f as u32).sum();
+        [
+            52 - home,
+            blockers,
+            p.cells.count_ones(),
+            p.tops.count_ones(),
+            depth,
+        ]
+    }
+
     /// `decode` agrees with decoding one card at a time, on every position of a few searches.
     #[test]
     fn decode_matches_card_by_card() {
@@ -1417,6 +1454,7 @@ mod tests {
                 assert_eq!(p.below[52..], [NO; 12]);
                 assert_eq!((p.tops, p.cells, p.found), (tops & !covered, cells, found));
                 assert_eq!(p.key, key);
+                assert_eq!(p.features(), features_by_definition(&p));
                 // The children as generated have the features of their decoded keys (the prover
                 // orders children from the former).
                 rules.for_each_child(&p, |q| {
