@@ -23,7 +23,7 @@ dev: $(PY) ## rebuild the core in place for development (maturin develop --relea
 
 # The options of the committed classification (results/32k): budgets that decide every deal of 1-32,000
 # (each proof bounded by --max-memory per worker: deal 982 at 2 cells needs the layered proof).
-ANALYZE_32K_OPTS ?= --max-cells 5 --max-positions 2000000000 --max-memory 10240
+ANALYZE_32K_OPTS ?= --max-cells 5 --max-positions 40000000000 --max-memory 10240
 
 run: install ## the main job: classify deals 1-32,000 exactly into out/32k (tables, manifest, summary)
 	$(PY) pipelines/regenerate.py analyze 1-32000 out/32k $(ANALYZE_32K_OPTS)

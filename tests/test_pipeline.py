@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -101,6 +102,23 @@ def test_every_solution_replays(reference):
         r = replay(layout, int(row.min_cells_upper), _core.parse_notation(row.solution), autos="implied")
         assert r.ok, (row.deal, r.reason)
         assert r.moves == row.moves
+
+
+def test_the_replay_script_checks_every_solution_of_a_results_directory(reference, tmp_path):
+    script = [sys.executable, str(Path(__file__).parents[1] / "pipelines" / "replay.py")]
+    r = subprocess.run([*script, str(reference)], capture_output=True, text=True, timeout=300)
+    solved = pd.read_parquet(reference / "deals")["solution"].notna().sum()
+    assert r.returncode == 0 and f"{solved:,} solutions of " in r.stdout, r.stderr
+    # A line cut short does not win: the script names the deal and fails.
+    deals = pq.read_table(reference / "deals").to_pandas()
+    bad = deals.index[deals["solution"].notna()][3]
+    deals.loc[bad, "solution"] = " ".join(deals.loc[bad, "solution"].split()[:-1])
+    (tmp_path / "deals").mkdir()
+    deals.to_parquet(tmp_path / "deals" / "deals.parquet")
+    r = subprocess.run([*script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and f"deal {deals.loc[bad, 'deal']} " in r.stderr, r.stderr
+    r = subprocess.run([*script, str(tmp_path / "nothing")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "holds no deals table" in r.stderr
 
 
 def test_two_workers_give_the_same_tables(reference, tmp_path):
