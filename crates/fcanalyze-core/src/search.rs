@@ -549,6 +549,23 @@ impl Diver {
     }
 }
 
+/// The least entry of a frame's children still to try (`rest`, a range of a dive's order), swapped to the
+/// front of `rest`; returns its index in the arena. Taking the least each time tries the children in
+/// the order of a sort (best score first, ties in the order generated: the entries are distinct), but a
+/// dive mostly tries one or two children of a frame before it goes deeper or gives up, so a sort of
+/// all of them costs more than these scans.
+#[inline(always)]
+fn take_least(rest: &mut [u64]) -> u32 {
+    let mut best = 0;
+    for i in 1..rest.len() {
+        if rest[i] < rest[best] {
+            best = i;
+        }
+    }
+    rest.swap(0, best);
+    rest[0] as u32
+}
+
 /// A frame of a dive: a visited position and its children still to try (a range of the dive's order).
 #[derive(Clone, Copy)]
 struct Frame {
@@ -604,8 +621,9 @@ struct Diver {
     frames: Vec<Frame>,
     /// Children still to try, each frame's in the order they were generated.
     arena: Vec<Child>,
-    /// The children in the order the dive tries them (each frame's best score first): per child its
-    /// score for this dive (with noise) in the high half and its index in `arena` in the low half.
+    /// The children, per child its score for this dive (with noise) in the high half and its index in
+    /// `arena` in the low half: each frame's tried ones in the order tried, then the rest (see
+    /// [`take_least`]).
     order: Vec<u64>,
     visited: u32,
     budget: u32,
@@ -968,7 +986,7 @@ impl Solver {
                 dv.order.truncate(f.begin as usize);
                 continue;
             }
-            let c = dv.arena[dv.order[f.next as usize] as u32 as usize];
+            let c = dv.arena[take_least(&mut dv.order[f.next as usize..f.end as usize]) as usize];
             f.next += 1;
             let parent = f.idx;
             let pos = &f.pos;
@@ -1064,9 +1082,9 @@ impl Solver {
         step
     }
 
-    /// Fill in the children of the dive's last frame (whose position and index are set): best score
-    /// first (with the dive's noise), each with its key so that children visited already are skipped
-    /// without building them.
+    /// Fill in the children of the dive's last frame (whose position and index are set), each with its
+    /// score (with the dive's noise) and its key so that children visited already are skipped without
+    /// building them. They are tried best score first (see [`take_least`]).
     #[inline]
     fn expand_frame(&self, dv: &mut Diver, origin: &Origin, moves: &mut Vec<Move>) {
         // The frames are set aside while the children are added, so that the position is read in place.
@@ -1074,8 +1092,6 @@ impl Solver {
         let frame = frames.last_mut().expect("a frame");
         let begin = dv.arena.len() as u32;
         self.add_children(dv, &frame.pos, origin, moves);
-        // Best score first, ties in the order generated.
-        dv.order[begin as usize..].sort_unstable();
         frame.begin = begin;
         frame.next = begin;
         frame.end = dv.arena.len() as u32;
