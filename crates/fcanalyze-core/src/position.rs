@@ -1219,14 +1219,24 @@ impl Position {
     fn moves_counting(&self, out: &mut Vec<Move>) -> PeekBase {
         out.clear();
         let nc = self.ncells as usize;
-        let mut free = 0u32;
-        let mut first_free = NONE;
-        for i in (0..nc).rev() {
-            if self.cells[i] == NONE {
-                free += 1;
-                first_free = cell_place(i);
-            }
-        }
+        // The slots in play holding a card, as the high bit of their byte: the bytes of `!cells` that
+        // are not zero (`NONE` is 0xFF), found without a carry from one byte into the next.
+        let inv = !u64::from_le_bytes(self.cells);
+        let high = 0x8080_8080_8080_8080u64 & ((1u128 << (8 * nc)) - 1) as u64;
+        let held = ((inv & 0x7F7F_7F7F_7F7F_7F7F).wrapping_add(0x7F7F_7F7F_7F7F_7F7F) | inv) & high;
+        let empty_slots = !held & high;
+        let free = empty_slots.count_ones();
+        let first_free = if empty_slots != 0 {
+            cell_place(empty_slots.trailing_zeros() as usize / 8)
+        } else {
+            NONE
+        };
+        // The next card of each suit (a bit past the deck when the suit is all home).
+        let f = self.found;
+        let next = 1u64 << card::make(f[0], 0)
+            | 1u64 << card::make(f[1], 1)
+            | 1u64 << card::make(f[2], 2)
+            | 1u64 << card::make(f[3], 3);
         // The exposed cards, as a bit set, and the column of each.
         let mut tops = 0u64;
         let mut col_of = [0u8; 64];
@@ -1244,20 +1254,30 @@ impl Position {
                 stats += self.prefix[t as usize] & STATS_COUNTS;
             }
         }
-        // To the foundations by hand.
-        for col in 0..NCOLS {
-            let t = self.top[col];
-            if t != NONE && self.found[suit(t) as usize] == rank(t) {
-                out.push(Move {
-                    from: col as u8,
-                    to: FOUNDATION,
-                    count: 1,
-                });
-            }
+        // The exposed cards `c` may go on: the two cards one rank higher of the other colour.
+        let parents = |c: Card| tops & RUN_PARENTS[c as usize][1];
+        // To the foundations by hand, in the order of the columns.
+        let mut home_cols = 0u32;
+        let mut home = tops & next;
+        while home != 0 {
+            home_cols |= 1 << col_of[home.trailing_zeros() as usize];
+            home &= home - 1;
         }
-        for slot in 0..nc {
+        while home_cols != 0 {
+            let col = home_cols.trailing_zeros() as u8;
+            home_cols &= home_cols - 1;
+            out.push(Move {
+                from: col,
+                to: FOUNDATION,
+                count: 1,
+            });
+        }
+        let mut rest = held;
+        while rest != 0 {
+            let slot = rest.trailing_zeros() as usize / 8;
+            rest &= rest - 1;
             let c = self.cells[slot];
-            if c != NONE && self.found[suit(c) as usize] == rank(c) {
+            if (next >> c) & 1 != 0 {
                 out.push(Move {
                     from: cell_place(slot),
                     to: FOUNDATION,
@@ -1265,22 +1285,12 @@ impl Position {
                 });
             }
         }
-        // The exposed cards `c` may go on: the two cards one rank higher of the other colour.
-        let parents = |c: Card| -> u64 {
-            let r = rank(c);
-            if r >= 12 {
-                return 0;
-            }
-            let base = (r as u32 + 1) * 4;
-            let mask = if is_red(c) { 0b1001u64 } else { 0b0110u64 };
-            tops & (mask << base)
-        };
         // From the free cells to the columns.
-        for slot in 0..nc {
+        let mut rest = held;
+        while rest != 0 {
+            let slot = rest.trailing_zeros() as usize / 8;
+            rest &= rest - 1;
             let c = self.cells[slot];
-            if c == NONE {
-                continue;
-            }
             let mut ps = parents(c);
             while ps != 0 {
                 let u = ps.trailing_zeros() as usize;
