@@ -1246,11 +1246,13 @@ impl Solver {
             ));
         }
         let mut moves = Vec::new();
+        // The recorded step's moves, one buffer for every step.
+        let mut line = Vec::new();
         for (target, via) in &chain[1..] {
             // The recorded move first (told by cards), then a search of the moves and composite moves.
             let recorded = {
                 let mut q = cur;
-                let mut line = Vec::new();
+                line.clear();
                 let ok = match via & (7 << 6) {
                     _ if *via == VIA_ROOT => false,
                     VIA_DIG => q.dig((via & 63) as u8, origin, Some(&mut line)),
@@ -1266,10 +1268,10 @@ impl Solver {
                         None => false,
                     },
                 };
-                (ok && q.key() == target).then_some(line)
+                ok && q.key() == target
             };
-            if let Some(line) = recorded {
-                for m in line {
+            if recorded {
+                for &m in &line {
                     out.play(&mut cur, m, origin);
                 }
                 continue;
