@@ -742,32 +742,35 @@ impl Position {
     /// decoding a position with its statistics spends most of its time here.
     #[inline(always)]
     fn stack_column(&mut self, b: Card, col: u8) -> Card {
-        // Counters (bytes 0-4), run length, height, the lowest rank of each suit (15 for none), the
-        // lowest rank, and whether a break lies below.
-        let (mut counts, mut run, mut height) = (0u64, 0u64, 0u64);
-        let (mut mins, mut lowest, mut broken) = (0xFFFFu64, 0xFu64, 0u64);
-        let mut u = NONE;
-        let mut x = b;
+        // The packed counters (bytes 0-4), run length and height, the lowest rank of each suit (15 for
+        // none), the lowest rank, and whether a break lies below; the buried card `b` first.
+        let r = rank(b) as u64;
+        let sh = 4 * suit(b) as u32;
+        let mut packed = (1u64 << 36) | (1u64 << 40);
+        let mut mins = (0xFFFFu64 & !(0xF << sh)) | (r << sh);
+        let (mut lowest, mut broken) = (r, 0u64);
+        self.prefix[b as usize] = packed | (mins << 48);
+        self.col_of[b as usize] = col;
+        let mut u = b;
+        let mut x = self.above[b as usize];
         while x != NONE {
             let r = rank(x) as u64;
             let sh = 4 * suit(x) as u32;
             let ms = (mins >> sh) & 0xF;
-            if u == NONE {
-                run = 1;
-            } else {
-                let brk = !fits_on(x, u) as u64;
-                broken |= brk;
-                counts += (r > lowest) as u64
-                    + (((r > ms) as u64) << 8)
-                    + (brk << 16)
-                    + (broken << 24)
-                    + (((r == 12) as u64) << 32);
-                run = if brk == 0 { run + 1 } else { 1 };
-            }
-            height += 1;
+            let brk = !fits_on(x, u) as u64;
+            broken |= brk;
+            // A break starts the run again at one card; the height grows by one.
+            packed = (packed & !((0xF << 36) * brk))
+                + (1 << 36)
+                + (1 << 40)
+                + (r > lowest) as u64
+                + (((r > ms) as u64) << 8)
+                + (brk << 16)
+                + (broken << 24)
+                + (((r == 12) as u64) << 32);
             lowest = lowest.min(r);
             mins = (mins & !(0xF << sh)) | (ms.min(r) << sh);
-            self.prefix[x as usize] = counts | (run << 36) | (height << 40) | (mins << 48);
+            self.prefix[x as usize] = packed | (mins << 48);
             self.col_of[x as usize] = col;
             u = x;
             x = self.above[x as usize];
