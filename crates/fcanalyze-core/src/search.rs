@@ -372,6 +372,11 @@ pub fn weigh(f: &[i32; NFEATURES], w: &Weights) -> u32 {
     s.max(0) as u32
 }
 
+/// The features that a child seen by [`Position::peek`] has as its parent, the foundations being the
+/// same (see [`assemble`]): cards not home, spread between the highest and lowest foundation, the lowest
+/// foundation.
+const PEEK_KEEPS: [usize; 3] = [0, 6, 7];
+
 /// Two weightings packed for one pass over the features: per feature the first weight plus the second
 /// times 2^32, so that the sum of the products holds the first score's sum in its low half and the
 /// second's in its high half.
@@ -390,8 +395,31 @@ impl WeighPair {
     #[inline(always)]
     fn weigh(&self, f: &[i32; NFEATURES]) -> (u32, u32) {
         let mut s = 512i64 + (512i64 << 32);
-        for (wi, &fi) in self.0.iter().zip(f) {
-            s = s.wrapping_add(wi.wrapping_mul(fi as i64));
+        for i in PEEK_KEEPS {
+            s = s.wrapping_add(self.0[i].wrapping_mul(f[i] as i64));
+        }
+        self.weigh_from(s, f)
+    }
+
+    /// The part of both sums that the children of `p` seen by [`Position::peek`] share: the constant
+    /// and the features in [`PEEK_KEEPS`]. The sums wrap, so any order of the terms gives the same.
+    #[inline(always)]
+    fn peek_shared(&self, p: &Position) -> i64 {
+        let f = assemble(p, 0, 0, 0, (0, 0, 0));
+        let mut s = 512i64 + (512i64 << 32);
+        for i in PEEK_KEEPS {
+            s = s.wrapping_add(self.0[i].wrapping_mul(f[i] as i64));
+        }
+        s
+    }
+
+    /// [`WeighPair::weigh`] of `f` given the part `s` of the sums from the features in [`PEEK_KEEPS`].
+    #[inline(always)]
+    fn weigh_from(&self, mut s: i64, f: &[i32; NFEATURES]) -> (u32, u32) {
+        for (i, (wi, &fi)) in self.0.iter().zip(f).enumerate() {
+            if !PEEK_KEEPS.contains(&i) {
+                s = s.wrapping_add(wi.wrapping_mul(fi as i64));
+            }
         }
         let a = s as i32;
         let b = (s.wrapping_sub(a as i64) >> 32) as i32;
@@ -531,6 +559,12 @@ impl Diver {
     #[inline(always)]
     fn add(&mut self, m: Move, key: Key, f: &[i32; NFEATURES], w: &WeighPair, sorted: bool) {
         let (score, prio) = w.weigh(f);
+        self.add_scored(m, key, score, prio, sorted);
+    }
+
+    /// [`Diver::add`] given the child's scores under the dive's weighting and the best-first one's.
+    #[inline(always)]
+    fn add_scored(&mut self, m: Move, key: Key, score: u32, prio: u32, sorted: bool) {
         let mut score = score * 16;
         if self.noise > 0 {
             self.rng ^= self.rng << 13;
@@ -1107,9 +1141,21 @@ impl Solver {
         let depths = PeekDepths::new(p, depth2);
         // The dive's weighting and the best-first search's.
         let w = dv.pair;
+        // The part of the scores that the peeked children share, worked out once.
+        let shared = w.peek_shared(p);
         for &m in moves.iter() {
-            let (key, f, sorted) = child(p, m, &base, origin, &depths, depth2);
-            dv.add(m, key, &f, &w, sorted);
+            match p.peek(m, &base, origin) {
+                Some(pk) => {
+                    let (score, prio) = w.weigh_from(shared, &peek_features_from(p, &pk, &depths));
+                    dv.add_scored(m, pk.key, score, prio, pk.stats & 0xFF == 0);
+                }
+                None => {
+                    let mut q = *p;
+                    q.apply(m, origin);
+                    q.settle(None);
+                    dv.add(m, *q.key(), &features_with(&q, depth2), &w, q.is_sorted());
+                }
+            }
         }
         if dv.digs {
             for suit in 0..4u8 {
