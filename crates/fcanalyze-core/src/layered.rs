@@ -40,6 +40,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::mem::Zeroed;
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Position};
 use crate::prove::{
@@ -177,7 +178,7 @@ impl Table {
         Table {
             width,
             stride,
-            shards: vec![Slab::zeroed(16 * stride + 16)],
+            shards: vec![Slab::new(16 * stride + 16, SLAB_MAPPED)],
             slots: vec![16],
             lens: vec![0],
             bits: 0,
@@ -311,7 +312,7 @@ impl Table {
 
     /// Zeroed bytes for `n` slots.
     fn zeroed(&self, n: usize) -> Slab {
-        Slab::zeroed(n * self.stride + 16)
+        Slab::new(n * self.stride + 16, SLAB_MAPPED)
     }
 
     /// Place the values of the slots in use of `old` (`n` slots), moved out of the table.
@@ -329,7 +330,7 @@ impl Table {
     /// new one, never a copy of the whole table.
     fn grow(&mut self, s: usize) {
         if self.bits == 0 && self.slots[0] >= SPLIT {
-            let old = std::mem::replace(&mut self.shards[0], Slab::zeroed(0));
+            let old = std::mem::replace(&mut self.shards[0], Slab::new(0, SLAB_MAPPED));
             let n = self.slots[0];
             let each = (n as f64 * GROWTH) as usize >> SHARD_BITS;
             self.bits = SHARD_BITS;
@@ -371,118 +372,15 @@ impl Table {
     }
 
     fn memory(&self) -> usize {
-        self.shards.iter().map(|s| s.len()).sum()
+        self.shards.iter().map(|s| s.bytes()).sum()
     }
 }
 
-/// Bytes from which a [`Slab`] is mapped from the system.
+/// Bytes from which a table's shard is mapped from the system (see [`Zeroed`]).
 const SLAB_MAPPED: usize = 64 << 10;
 
-/// Zeroed bytes of a table's shard. From [`SLAB_MAPPED`] bytes on, mapped from the system (Linux), and
-/// from 2 MiB on at a huge page boundary with transparent huge pages requested for every whole huge page
-/// in it: lookups at random places in a shard of megabytes otherwise miss the TLB on nearly every one (a
-/// vector's buffer starts anywhere, so shards under twice the huge page size got no huge page at all,
-/// larger ones a part). The tail past the last whole huge page keeps small pages, so the memory held
-/// is the bytes asked for; and each shard is given back to the system when dropped, never left to
-/// fragment the allocator's heap.
-struct Slab {
-    ptr: std::ptr::NonNull<u8>,
-    len: usize,
-    /// The mapping to give back (start, bytes), when mapped; otherwise the bytes are a boxed slice.
-    map: Option<(*mut u8, usize)>,
-}
-
-// SAFETY: a `Slab` owns its memory exclusively, like a `Vec`.
-unsafe impl Send for Slab {}
-unsafe impl Sync for Slab {}
-
-impl Slab {
-    fn zeroed(len: usize) -> Slab {
-        #[cfg(target_os = "linux")]
-        if len >= SLAB_MAPPED {
-            use crate::mem::{sys, HUGE_PAGE};
-            let huge = len >= HUGE_PAGE;
-            let maplen = if huge {
-                len.next_multiple_of(HUGE_PAGE) + HUGE_PAGE
-            } else {
-                len
-            };
-            // SAFETY: a fresh private anonymous mapping (zeroed by the system), checked for failure;
-            // the huge-page advice is only a hint, on whole huge pages inside the mapping.
-            unsafe {
-                let m = sys::mmap(
-                    std::ptr::null_mut(),
-                    maplen,
-                    sys::PROT_READ | sys::PROT_WRITE,
-                    sys::MAP_PRIVATE | sys::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                );
-                if m as isize != -1 {
-                    let m = m as *mut u8;
-                    let aligned = if huge {
-                        let aligned = m.add(m.align_offset(HUGE_PAGE));
-                        sys::madvise(
-                            aligned as *mut _,
-                            len / HUGE_PAGE * HUGE_PAGE,
-                            sys::MADV_HUGEPAGE,
-                        );
-                        aligned
-                    } else {
-                        m
-                    };
-                    return Slab {
-                        ptr: std::ptr::NonNull::new(aligned).expect("mapped"),
-                        len,
-                        map: Some((m, maplen)),
-                    };
-                }
-            }
-        }
-        let b: Box<[u8]> = vec![0u8; len].into_boxed_slice();
-        Slab {
-            ptr: std::ptr::NonNull::new(Box::into_raw(b) as *mut u8).expect("box"),
-            len,
-            map: None,
-        }
-    }
-}
-
-impl Drop for Slab {
-    fn drop(&mut self) {
-        match self.map {
-            #[cfg(target_os = "linux")]
-            // SAFETY: the mapping made in `zeroed`, given back once.
-            Some((m, n)) => unsafe {
-                crate::mem::sys::munmap(m as *mut _, n);
-            },
-            #[cfg(not(target_os = "linux"))]
-            Some(_) => {}
-            // SAFETY: the boxed slice given up in `zeroed`, taken back once.
-            None => unsafe {
-                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                    self.ptr.as_ptr(),
-                    self.len,
-                )));
-            },
-        }
-    }
-}
-
-impl std::ops::Deref for Slab {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        // SAFETY: `len` initialised (zeroed) bytes owned by `self`.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl std::ops::DerefMut for Slab {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `deref`, borrowed mutably through `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-}
+/// Zeroed bytes of a table's shard.
+type Slab = Zeroed<u8>;
 
 /// A group's coding of positions: its free cards, in card order, the 2-bit place of card `i` of them at
 /// bits `2i, 2i + 1` of the code.

@@ -22,8 +22,7 @@ use std::time::Instant;
 use crate::card::{fits_on, make, rank, suit, Card, NONE};
 use crate::error::Result;
 #[cfg(target_os = "linux")]
-use crate::mem::sys;
-use crate::mem::HUGE_PAGE;
+use crate::mem::{ZeroIsDefault, Zeroed, HUGE_PAGE};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{Key, Layout, Position, NCOLS};
 use crate::search::Limits;
@@ -489,97 +488,11 @@ const GROWTH: f64 = 1.3;
 /// Buckets of the smallest shard.
 const MIN_BUCKETS: usize = 16;
 
-/// A zeroed array of buckets. Large arrays are mapped directly from the system with transparent huge
-/// pages requested (Linux): lookups at random places in a large table otherwise miss the TLB each time.
-struct Buckets {
-    ptr: std::ptr::NonNull<Bucket>,
-    len: usize,
-    /// The mapping to give back (start, bytes), when mapped; otherwise the array is a boxed slice.
-    map: Option<(*mut u8, usize)>,
-}
+/// A zeroed array of buckets, mapped with huge pages from one huge page on.
+type Buckets = Zeroed<Bucket>;
 
-// SAFETY: `Buckets` owns its memory exclusively, like a `Vec`.
-unsafe impl Send for Buckets {}
-unsafe impl Sync for Buckets {}
-
-impl Buckets {
-    fn new(len: usize) -> Buckets {
-        let bytes = len * std::mem::size_of::<Bucket>();
-        #[cfg(target_os = "linux")]
-        if bytes >= HUGE_PAGE {
-            let maplen = bytes.next_multiple_of(HUGE_PAGE) + HUGE_PAGE;
-            // SAFETY: a fresh private anonymous mapping (zeroed by the system), checked for failure;
-            // the huge-page advice is only a hint.
-            unsafe {
-                let m = sys::mmap(
-                    std::ptr::null_mut(),
-                    maplen,
-                    sys::PROT_READ | sys::PROT_WRITE,
-                    sys::MAP_PRIVATE | sys::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                );
-                if m as isize != -1 {
-                    let m = m as *mut u8;
-                    let aligned = m.add(m.align_offset(HUGE_PAGE));
-                    sys::madvise(aligned as *mut _, bytes, sys::MADV_HUGEPAGE);
-                    return Buckets {
-                        ptr: std::ptr::NonNull::new(aligned as *mut Bucket).expect("mapped"),
-                        len,
-                        map: Some((m, maplen)),
-                    };
-                }
-            }
-        }
-        let b: Box<[Bucket]> = vec![Bucket::default(); len].into_boxed_slice();
-        Buckets {
-            ptr: std::ptr::NonNull::new(Box::into_raw(b) as *mut Bucket).expect("box"),
-            len,
-            map: None,
-        }
-    }
-
-    /// Bytes in use (a mapping's alignment slack is never touched).
-    fn bytes(&self) -> usize {
-        self.len * std::mem::size_of::<Bucket>()
-    }
-}
-
-impl Drop for Buckets {
-    fn drop(&mut self) {
-        match self.map {
-            #[cfg(target_os = "linux")]
-            // SAFETY: the mapping made in `new`, given back once.
-            Some((m, n)) => unsafe {
-                sys::munmap(m as *mut _, n);
-            },
-            #[cfg(not(target_os = "linux"))]
-            Some(_) => {}
-            // SAFETY: the boxed slice given up in `new`, taken back once.
-            None => unsafe {
-                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                    self.ptr.as_ptr(),
-                    self.len,
-                )));
-            },
-        }
-    }
-}
-
-impl std::ops::Deref for Buckets {
-    type Target = [Bucket];
-    fn deref(&self) -> &[Bucket] {
-        // SAFETY: `len` initialised (zeroed) buckets owned by `self`.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl std::ops::DerefMut for Buckets {
-    fn deref_mut(&mut self) -> &mut [Bucket] {
-        // SAFETY: as in `deref`, borrowed mutably through `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-}
+// SAFETY: a bucket of zero bytes holds no key and is `Bucket::default()`.
+unsafe impl ZeroIsDefault for Bucket {}
 
 struct Shard {
     buckets: Buckets,
@@ -590,7 +503,7 @@ struct Shard {
 impl Shard {
     fn with_buckets(nb: usize) -> Shard {
         Shard {
-            buckets: Buckets::new(nb),
+            buckets: Buckets::new(nb, HUGE_PAGE),
             len: 0,
             limit: ((nb * 3) as f64 * MAX_LOAD) as usize,
         }
