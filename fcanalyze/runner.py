@@ -113,6 +113,21 @@ def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None) -> dic
     return {"deal": deal, "deals": row, "searches": searches}
 
 
+def _order(task: Task, resumed: dict[int, dict[str, Any]]) -> list[int]:
+    """The shard's deals in the order to search them: the resumed ones first (nothing to do), then the rest
+    in increasing order, except that the deals whose search a stop most likely cut short go last: the
+    first deal past the journaled ones of a resumed shard, and those with a layered proof's checkpoint in
+    the scratch directory. Their searches take the longest, and the deals after them in the shard then do
+    not wait for them (the rows do not depend on the order)."""
+    deals = _deals(task)
+    pending = [d for d in deals if d not in resumed]
+    cut = {pending[0]} if resumed and pending else set()
+    if task.scratch:
+        # The file a layered proof saves at each layer (layered.rs, CHECKPOINT_FILE).
+        cut |= {d for d in pending if (Path(task.scratch) / str(d) / "checkpoint").is_file()}
+    return [d for d in deals if d in resumed] + sorted(pending, key=lambda d: (d in cut, d))
+
+
 def analyze_task(task: Task, report: Report) -> dict[str, Any]:
     """Classify every deal of one shard (runs in a worker), taking the deals of ``task.resume`` as done."""
     cfg = task.config
@@ -120,19 +135,18 @@ def analyze_task(task: Task, report: Report) -> dict[str, Any]:
     deals: dict[str, list] = {f.name: [] for f in records.DEALS}
     searches: dict[str, list] = {f.name: [] for f in records.SEARCHES}
     counts: Counter[str] = Counter()
+    done: dict[int, dict[str, Any]] = {}
+    for deal in _order(task, resumed):
+        record = done[deal] = resumed.get(deal) or _classify_record(deal, cfg, task.scratch)
+        report(1, {record["deals"]["difficulty"]: 1}, None if deal in resumed else record)
     for deal in _deals(task):
-        record = resumed.get(deal)
-        computed = record is None
-        if record is None:
-            record = _classify_record(deal, cfg, task.scratch)
+        record = done[deal]
         for col in deals:
             deals[col].append(record["deals"][col])
         for row in record["searches"]:
             for col in searches:
                 searches[col].append(row[col])
-        cls = record["deals"]["difficulty"]
-        counts[cls] += 1
-        report(1, {cls: 1}, record if computed else None)
+        counts[record["deals"]["difficulty"]] += 1
     return {
         "tables": {
             "deals": records.to_table("deals", deals, cfg),

@@ -487,3 +487,48 @@ def test_a_shard_stopped_part_way_runs_after_the_others(tmp_path):
     runner.run("analyze", [(1, 12)], out, Recording(), config)
     assert order == ["0000000005-0000000008", "0000000009-0000000012", "0000000001-0000000004"]
     assert sorted(pd.read_parquet(out / "deals")["deal"]) == list(range(1, 13))
+
+
+def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
+    """Resuming shard 1-4 after deal 1 was journaled searches 3 and 4 before 2, the deal the stop most
+    likely cut short (and a deal with a layered proof's checkpoint goes last too); the rows are the same
+    as a run without a stop."""
+    out = tmp_path / "o"
+    config = runner.analyze_config(shard_size=4)
+
+    class StopAfterOneDeal(SerialEngine):
+        def run(self, fn, tasks, on_progress, on_record=None):
+            def stop(task, record):
+                on_record(task, record)
+                raise _Stop
+
+            yield from super().run(fn, tasks, on_progress, stop)
+
+    with pytest.raises(_Stop):
+        runner.run("analyze", [(1, 4)], out, StopAfterOneDeal(), config)
+    searched = []
+
+    class Recording(SerialEngine):
+        def run(self, fn, tasks, on_progress, on_record=None):
+            def record(task, rec):
+                searched.append(rec["deal"])
+                on_record(task, rec)
+
+            yield from super().run(fn, tasks, on_progress, record)
+
+    runner.run("analyze", [(1, 4)], out, Recording(), config)
+    assert searched == [3, 4, 2]
+    fresh = tmp_path / "fresh"
+    runner.run("analyze", [(1, 4)], fresh, SerialEngine(), config)
+    assert_same_tables(fresh, out)
+
+    scratch = tmp_path / "scratch"
+    (scratch / "6").mkdir(parents=True)
+    (scratch / "6" / "checkpoint").write_text("")
+    task = runner.Task(
+        job="analyze", config=config, block="b", spans=((5, 8),), resume=(), scratch=str(scratch)
+    )
+    assert runner._order(task, {}) == [5, 7, 8, 6]
+    resumed = {5: {}}
+    assert runner._order(task, resumed) == [5, 7, 8, 6]
+    assert runner._order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
