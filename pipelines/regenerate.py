@@ -75,40 +75,61 @@ def main() -> int:
     command = "analyze" if job == "analyze" else "verify-unsolvable"
     cmd = [*FCANALYZE, command, rng, "--out", str(out), *extra]
     resumed = (out / "run.json").exists()
-    started = time.monotonic()
-    r = run(cmd)
-    wall = time.monotonic() - started
-    if job == "verify" and r.returncode == 1:
-        print("verify-unsolvable reported a disagreement or undecided deals (see above)", file=sys.stderr)
-    elif r.returncode != 0:
-        return r.returncode
-    if job == "analyze":
-        m = run([*FCANALYZE, "manifest", str(out)])
-        if m.returncode != 0:
-            return m.returncode
-    # the largest process, workers included
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    summary = run([*FCANALYZE, "summary", str(out)], capture_output=True, text=True, check=True).stdout
-    (out / "summary.md").write_text(summary)
-    version = run([*FCANALYZE, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    code = commit()
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     shown = ["fcanalyze", command, rng, "--out", str(out), *extra]
-    # Every invocation of a resumed run is kept: which code computed which part, and how long it took.
     prov = out / "PROVENANCE.md"
     earlier = prov.read_text().split("## Invocations\n", 1)[1].strip() + "\n" if prov.exists() else ""
     if not earlier and resumed:
         earlier = "- earlier invocations: not recorded\n"
+
+    def record(this: str) -> None:
+        # Every invocation of a resumed run is kept: which code computed which part, and how long it took.
+        text = (
+            f"# How {out} was made\n\n"
+            f"- command: `{shlex.join(shown)}` (then `fcanalyze manifest` and `fcanalyze summary`), "
+            f"via `python {shlex.join(sys.argv)}`\n"
+            f"- machine: {machine()}\n- {version}, Python {platform.python_version()}\n\n"
+            f"## Invocations\n\n{earlier}- started {stamp}, commit {code}: {this}\n"
+        )
+        tmp = prov.with_name(prov.name + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(prov)
+
+    version = run([*FCANALYZE, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    started = time.monotonic()
+    print("+", shlex.join(cmd), flush=True)
+    proc = subprocess.Popen(cmd)
+    # This invocation is on record once the run's directory is (a killed one stays as not finished).
+    while proc.poll() is None and not (out / "run.json").exists():
+        time.sleep(0.2)
+    if (out / "run.json").exists():
+        record("did not finish (stopped or killed; a later invocation resumed it)")
+    try:
+        returncode = proc.wait()
+    except KeyboardInterrupt:  # fcanalyze has it too: it stops its workers and exits
+        returncode = proc.wait()
+    wall = time.monotonic() - started
+    # the largest process, workers included
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     finished = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    prov.write_text(
-        f"# How {out} was made\n\n"
-        f"- command: `{shlex.join(shown)}` (then `fcanalyze manifest` and `fcanalyze summary`), "
-        f"via `python {shlex.join(sys.argv)}`\n"
-        f"- machine: {machine()}\n- {version}, Python {platform.python_version()}\n\n"
-        f"## Invocations\n\n{earlier}"
-        f"- finished {finished}, commit {commit()}: wall time {wall:,.0f} s ({wall / 60:.1f} min), "
-        f"peak memory of the largest process (a worker) {peak_mb:,.0f} MB, exit code {r.returncode}\n"
-    )
+    if (out / "run.json").exists():
+        record(
+            f"ended {finished}, wall time {wall:,.0f} s ({wall / 60:.1f} min), peak memory of the largest "
+            f"process (a worker) {peak_mb:,.0f} MB, exit code {returncode}"
+        )
+    if job == "verify" and returncode == 1:
+        print("verify-unsolvable reported a disagreement or undecided deals (see above)", file=sys.stderr)
+    elif returncode != 0:
+        return returncode
+    if job == "analyze":
+        m = run([*FCANALYZE, "manifest", str(out)])
+        if m.returncode != 0:
+            return m.returncode
+    summary = run([*FCANALYZE, "summary", str(out)], capture_output=True, text=True, check=True).stdout
+    (out / "summary.md").write_text(summary)
     print(f"wrote {out}/summary.md and {out}/PROVENANCE.md ({wall:,.0f} s)")
-    return r.returncode
+    return returncode
 
 
 if __name__ == "__main__":

@@ -532,3 +532,29 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     resumed = {5: {}}
     assert runner._order(task, resumed) == [5, 7, 8, 6]
     assert runner._order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
+
+
+def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
+    """pipelines/regenerate.py puts each invocation in PROVENANCE.md as soon as the run's directory
+    exists: one killed with SIGKILL mid-run stays on record as not finished, and the invocation that
+    resumes it adds its own line (wall time, exit code), then the manifest and the summary."""
+    out = tmp_path / "r"
+    script = Path(__file__).resolve().parents[1] / "pipelines" / "regenerate.py"
+    cmd = [sys.executable, str(script), "analyze", "1-12,140", str(out), "--max-positions", "2000000"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    prov = out / "PROVENANCE.md"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not prov.exists():
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    lines = [x for x in prov.read_text().splitlines() if x.startswith("- started")]
+    assert len(lines) == 1 and "did not finish" in lines[0], lines
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in prov.read_text().splitlines() if x.startswith("- started")]
+    assert len(lines) == 2, lines
+    assert "did not finish" in lines[0]
+    assert "ended" in lines[1] and lines[1].endswith("exit code 0")
+    assert "fcanalyze analyze 1-12,140 --out" in prov.read_text()
+    assert (out / "manifest.json").exists() and (out / "summary.md").exists()
