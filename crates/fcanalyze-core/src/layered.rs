@@ -552,6 +552,10 @@ thread_local! {
     /// Tests: whether that kill comes as the last checkpoint is saved (else after the layer's first
     /// group).
     static KILL_AT_ONCE: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    /// Tests: a disk of this many bytes that holds the seeds' files only.
+    static DISK_SIZE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    /// Tests: a kill after the first group that ends with the kept files forgotten.
+    static KILL_ON_FORGET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Remove the spill directories of processes that are gone (killed in the middle of a layered proof).
@@ -653,6 +657,8 @@ struct Seeds {
     /// ends undecided ([`Budget::Disk`]) instead of failing on a full disk.
     min_free: u64,
     disk_low: bool,
+    /// The layer whose file is being merged.
+    merging: Option<usize>,
 }
 
 impl Seeds {
@@ -672,6 +678,7 @@ impl Seeds {
             transient: 0,
             min_free,
             disk_low: false,
+            merging: None,
         })
     }
 
@@ -709,9 +716,14 @@ impl Seeds {
         buf.sort_unstable_by_key(rec_order);
         buf.dedup_by_key(|r| rec_key(r));
         let bytes = (buf.len() * RECORD) as u64;
-        if self.disk_low || free_disk(&self.dir.0).is_some_and(|f| f < bytes + self.min_free) {
+        if self.keep && self.kept > 0 && self.short_of(bytes) {
+            // The files kept for lines go first: the proof goes on, a win would come without a line.
+            self.forget_kept();
+        }
+        self.disk_low |= self.short_of(bytes);
+        let buf = &mut self.buffers[layer];
+        if self.disk_low {
             // Dropped: the search is no longer complete and ends undecided at its next check.
-            self.disk_low = true;
             buf.clear();
             buf.shrink_to(0);
             return Ok(());
@@ -752,12 +764,7 @@ impl Seeds {
         }
         let size = self.written[layer];
         if self.keep && self.kept + size > self.max_kept {
-            // No more room for lines: forget them all.
-            self.keep = false;
-            for l in 0..LAYERS {
-                let _ = std::fs::remove_file(self.dir.kept(l));
-            }
-            self.disk -= self.kept.min(self.disk);
+            self.forget_kept();
         }
         let kept = if self.keep {
             self.kept += size;
@@ -769,6 +776,7 @@ impl Seeds {
             self.dir.kept(LAYERS)
         };
         std::fs::rename(&path, &kept).map_err(|e| io_error(&kept, e))?;
+        self.merging = Some(layer);
         let starts = std::mem::take(&mut self.runs[layer]);
         // One file for every run; each run reads its part in chunks (smaller when there are many).
         let chunk =
@@ -794,6 +802,35 @@ impl Seeds {
             }
         }
         Ok(m)
+    }
+
+    /// Whether writing `bytes` more would leave less free disk than the search must leave.
+    fn short_of(&self, bytes: u64) -> bool {
+        #[cfg(test)]
+        if let Some(size) = DISK_SIZE.get() {
+            return size.saturating_sub(self.disk) < bytes + self.min_free;
+        }
+        free_disk(&self.dir.0).is_some_and(|f| f < bytes + self.min_free)
+    }
+
+    /// No more room for lines: forget the finished layers' files (a win then comes without a line). The
+    /// file of the layer being merged, if kept, becomes the transient one (its merge reads on; a
+    /// resumed search finds it there).
+    fn forget_kept(&mut self) {
+        self.keep = false;
+        let mut freed = self.kept;
+        if let Some(l) = self.merging {
+            let (from, to) = (self.dir.kept(l), self.dir.kept(LAYERS));
+            if from.exists() && std::fs::rename(&from, &to).is_ok() {
+                self.transient = self.written[l];
+                freed -= self.transient.min(freed);
+            }
+        }
+        for l in 0..LAYERS {
+            let _ = std::fs::remove_file(self.dir.kept(l));
+        }
+        self.disk -= freed.min(self.disk);
+        self.kept = 0;
     }
 
     /// The kept seeds of the group of `key`, with their parents, sorted and deduplicated by key; `None`
@@ -2073,7 +2110,7 @@ fn search_in(
                         // Tests: killed after a group, its layer's file renamed and later layers'
                         // files grown since the checkpoint.
                         #[cfg(test)]
-                        if KILL_AFTER.get() == Some(0) {
+                        if KILL_AFTER.get() == Some(0) || KILL_ON_FORGET.get() && !cx.seeds.keep {
                             cx.seeds.flush()?;
                             return Err(Error::Io("killed (test)".into()));
                         }
@@ -2497,6 +2534,62 @@ mod tests {
         let r = search(&deal, 4, limits, None, 500, bounds, None).unwrap();
         assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
         assert!(r.positions < 61_643);
+    }
+
+    /// A disk too small for the files kept for lines and the later layers' seeds together: the kept files
+    /// go, and the search goes on to the same proof; on a disk too small for the seeds alone, it ends
+    /// undecided for want of disk.
+    #[test]
+    fn the_kept_files_go_before_the_disk_runs_out() {
+        let limits = Limits {
+            max_positions: 2_000_000,
+            max_millis: None,
+        };
+        let deal = Layout::deal(11982).unwrap();
+        let whole = search(&deal, 4, limits, None, 500, kept(u64::MAX), None).unwrap();
+        let without = search(&deal, 4, limits, None, 500, kept(0), None).unwrap();
+        assert!(
+            whole.peak_disk > without.peak_disk,
+            "{} {}",
+            whole.peak_disk,
+            without.peak_disk
+        );
+        let run = |size: u64| {
+            DISK_SIZE.set(Some(size));
+            let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), None).unwrap();
+            DISK_SIZE.set(None);
+            r
+        };
+        let r = run(without.peak_disk + (whole.peak_disk - without.peak_disk) / 2);
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+        assert!(r.peak_disk < whole.peak_disk);
+        let r = run(without.peak_disk / 2);
+        assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
+        // Killed in the layer in which the kept files went (that layer's file then transient), the
+        // resumed search ends with the same proof.
+        let dir =
+            std::env::temp_dir().join(format!("fcanalyze-test-forget-{}", std::process::id()));
+        let size = without.peak_disk + (whole.peak_disk - without.peak_disk) / 2;
+        DISK_SIZE.set(Some(size));
+        KILL_ON_FORGET.set(true);
+        let killed = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir));
+        KILL_ON_FORGET.set(false);
+        assert!(killed.is_err());
+        let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+        let c = Checkpoint::parse(&text).unwrap();
+        let sd = SpillDir(dir.clone(), true);
+        assert!(c.keep && c.kept_layers.iter().any(|&l| !sd.kept(l).exists()));
+        assert!(!sd.file(c.layer).exists() && sd.kept(LAYERS).exists());
+        let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+        DISK_SIZE.set(None);
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+        assert!(!dir.exists());
     }
 
     /// Past the disk budget for lines the search goes on, with the same count, and a win comes without
