@@ -104,7 +104,7 @@ def main() -> int:
     while proc.poll() is None and not (out / "run.json").exists():
         time.sleep(0.2)
     if (out / "run.json").exists():
-        record("did not finish (stopped or killed; a later invocation resumed it)")
+        record("did not finish (stopped or killed, or still running)")
     try:
         returncode = proc.wait()
     except KeyboardInterrupt:  # fcanalyze has it too: it stops its workers and exits
