@@ -123,8 +123,8 @@ def _order(task: Task, resumed: dict[int, dict[str, Any]]) -> list[int]:
     pending = [d for d in deals if d not in resumed]
     cut = {pending[0]} if resumed and pending else set()
     if task.scratch:
-        # The file a layered proof saves at each layer (layered.rs, CHECKPOINT_FILE).
-        cut |= {d for d in pending if (Path(task.scratch) / str(d) / "checkpoint").is_file()}
+        # SCRATCH/DEAL/cells-K/checkpoint: the file a layered proof saves at each layer (layered.rs).
+        cut |= {d for d in pending if any((Path(task.scratch) / str(d)).glob("cells-*/checkpoint"))}
     return [d for d in deals if d in resumed] + sorted(pending, key=lambda d: (d in cut, d))
 
 

@@ -523,8 +523,8 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     assert_same_tables(fresh, out)
 
     scratch = tmp_path / "scratch"
-    (scratch / "6").mkdir(parents=True)
-    (scratch / "6" / "checkpoint").write_text("")
+    (scratch / "6" / "cells-1").mkdir(parents=True)
+    (scratch / "6" / "cells-1" / "checkpoint").write_text("")
     task = runner.Task(
         job="analyze", config=config, block="b", spans=((5, 8),), resume=(), scratch=str(scratch)
     )
