@@ -460,19 +460,22 @@ class _Stop(Exception):
     pass
 
 
+class StopAfterOneDeal(SerialEngine):
+    """Runs the first shard only, and stops as soon as it has journaled one deal."""
+
+    def run(self, fn, tasks, on_progress, on_record=None):
+        def stop(task, record):
+            on_record(task, record)
+            raise _Stop
+
+        yield from super().run(fn, tasks[:1], on_progress, stop)
+
+
 def test_a_shard_stopped_part_way_runs_after_the_others(tmp_path):
     """A run stopped after journaling one deal of shard 1-4 goes on with shards 5-8 and 9-12 before
     finishing 1-4 from its journal (a run is most often stopped in a long search)."""
     out = tmp_path / "o"
     config = runner.analyze_config(shard_size=4)
-
-    class StopAfterOneDeal(SerialEngine):
-        def run(self, fn, tasks, on_progress, on_record=None):
-            def stop(task, record):
-                on_record(task, record)
-                raise _Stop
-
-            yield from super().run(fn, tasks[:1], on_progress, stop)
 
     with pytest.raises(_Stop):
         runner.run("analyze", [(1, 12)], out, StopAfterOneDeal(), config)
@@ -495,14 +498,6 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     as a run without a stop."""
     out = tmp_path / "o"
     config = runner.analyze_config(shard_size=4)
-
-    class StopAfterOneDeal(SerialEngine):
-        def run(self, fn, tasks, on_progress, on_record=None):
-            def stop(task, record):
-                on_record(task, record)
-                raise _Stop
-
-            yield from super().run(fn, tasks, on_progress, stop)
 
     with pytest.raises(_Stop):
         runner.run("analyze", [(1, 4)], out, StopAfterOneDeal(), config)
