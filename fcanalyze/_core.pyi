@@ -68,6 +68,7 @@ def classify(
     solve_positions: int | None = None,
     max_memory_mb: int | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    threads: int = 1,
 ) -> list[dict[str, Any]]:
     """Exact classification (SPEC §4): one dict per cell count searched, by cell count, shaped like
     `solve`'s result plus ``cells``. Short heuristic solves, then the lean prover just below the least
@@ -75,4 +76,5 @@ def classify(
     `time_limit_ms` bound each search, `max_memory_mb` the prover's memory (past it the heuristic solver
     with what that memory holds, then the layered proof): a budget hit is ``undecided``, never
     ``unsolvable``. With `checkpoint_dir`, a layered proof keeps resumable files there: called again
-    with the same directory after being killed, it goes on from its last checkpoint."""
+    with the same directory after being killed, it goes on from its last checkpoint. `threads` share a
+    layered proof's work and memory (the results do not depend on them)."""

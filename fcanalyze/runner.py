@@ -73,9 +73,10 @@ def _deals(task: Task) -> list[int]:
 # -- analyze: exact minimum cells per deal ------------------------------------------------------------
 
 
-def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None) -> dict[str, Any]:
+def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, threads: int = 1) -> dict[str, Any]:
     """One deal's rows in both tables, as a resume record: ``{"deal", "deals": row, "searches": [row]}``.
-    A layered proof of the deal keeps its resumable files in ``SCRATCH/DEAL`` (when `scratch` exists)."""
+    A layered proof of the deal keeps its resumable files in ``SCRATCH/DEAL`` (when `scratch` exists), and
+    runs on `threads` threads."""
     checkpoint = Path(scratch) / str(deal) if scratch and Path(scratch).is_dir() else None
     c = classify(
         deal,
@@ -84,6 +85,7 @@ def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None) -> dic
         time_limit_ms=cfg["time_limit_ms"],
         max_memory_mb=cfg["max_memory_mb"],
         checkpoint_dir=checkpoint,
+        threads=threads,
     )
     if checkpoint is not None:
         shutil.rmtree(checkpoint, ignore_errors=True)  # each layered proof removed its own files
@@ -137,7 +139,7 @@ def analyze_task(task: Task, report: Report) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     done: dict[int, dict[str, Any]] = {}
     for deal in _order(task, resumed):
-        record = done[deal] = resumed.get(deal) or _classify_record(deal, cfg, task.scratch)
+        record = done[deal] = resumed.get(deal) or _classify_record(deal, cfg, task.scratch, task.threads)
         report(1, {record["deals"]["difficulty"]: 1}, None if deal in resumed else record)
     for deal in _deals(task):
         record = done[deal]
@@ -476,6 +478,7 @@ def run(
                 spans=block_spans,
                 resume=tuple(resume),
                 scratch=str(scratch) if job.decided_records else None,
+                threads=engine.threads_per_task,
             )
         )
     # Shards stopped part-way go last: a run is most often stopped in a long search, which would

@@ -129,6 +129,7 @@ def classify(
     time_limit_ms: int | None = None,
     max_memory_mb: int | None = None,
     checkpoint_dir: Path | None = None,
+    threads: int = 1,
 ) -> Classification:
     """Find the least number of free cells (0..`max_cells`) that solves `deal`, proven (SPEC §4).
 
@@ -140,7 +141,8 @@ def classify(
     leaves the bounds where the proofs put them; past `max_memory_mb` the heuristic solver and then the
     layered proof take over before giving up).
     Every solution is replayed by the independent checker. With `checkpoint_dir`, a layered proof
-    keeps resumable files there (a killed classification goes on from its last checkpoint)."""
+    keeps resumable files there (a killed classification goes on from its last checkpoint). `threads`
+    share a layered proof's work and memory (the results do not depend on them)."""
     layout = deal_layout(deal)
     lower, upper = 0, None
     searches: list[Result] = []
@@ -151,6 +153,7 @@ def classify(
         time_limit_ms=time_limit_ms,
         max_memory_mb=max_memory_mb,
         checkpoint_dir=checkpoint_dir,
+        threads=threads,
     )
     for r in found:
         result = Result(deal=deal, **r)

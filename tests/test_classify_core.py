@@ -77,6 +77,9 @@ def test_the_layered_proof_takes_over_when_memory_runs_out() -> None:
     for mb in (40, 20, 10):
         (lean,) = _core.classify(883, 0, max_memory_mb=mb)
         assert (lean["outcome"], lean["positions"]) == ("unsolvable", 2_174_568)
+    # Two threads share the layers' groups (and the memory): the same count.
+    (shared,) = _core.classify(883, 0, max_memory_mb=20, threads=2)
+    assert (shared["outcome"], shared["positions"]) == ("unsolvable", 2_174_568)
     (short,) = _core.classify(883, 0, max_memory_mb=5)
     assert short["outcome"] == "undecided" and short["exhausted"] == "positions"
 
@@ -93,7 +96,8 @@ def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
     """Deal 10996 with 1 cell in 64 MB: the prover and the solver run out and the layered proof takes
     over (15,320,573 reachable positions). Killed with SIGKILL once it has saved a checkpoint, the same
     call with the same directory goes on from there (straight to the layered proof) and ends with the
-    exact count; its files are gone after."""
+    exact count, here with two threads (a checkpoint does not depend on them); its files are gone
+    after."""
     ckpt = tmp_path / "ckpt"
     code = (
         "import sys; from fcanalyze import _core; "
@@ -112,6 +116,6 @@ def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
     proc.wait()
     assert layer >= 36, "killed before a checkpoint"
     assert state.exists()  # the killed process left its files
-    (r,) = _core.classify(10996, 1, max_memory_mb=64, checkpoint_dir=ckpt)
+    (r,) = _core.classify(10996, 1, max_memory_mb=64, checkpoint_dir=ckpt, threads=2)
     assert (r["cells"], r["outcome"], r["positions"]) == (1, "unsolvable", 15_320_573)
     assert not (ckpt / "cells-1").exists()

@@ -553,3 +553,23 @@ def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
     assert "ended" in lines[1] and lines[1].endswith("exit code 0")
     assert "fcanalyze analyze 1-12,140 --out" in prov.read_text()
     assert (out / "manifest.json").exists() and (out / "summary.md").exists()
+
+
+def test_a_worker_s_layered_proofs_get_the_cores_it_has_to_itself(tmp_path):
+    """One worker (the serial engine) gives a layered proof every core, N worker processes give each
+    proof cores // N threads (at least one), and the tasks carry that to the classification."""
+    from fcanalyze.engines import get_engine
+
+    cores = os.cpu_count() or 1
+    assert get_engine("local", workers=1).threads_per_task == cores
+    assert get_engine("local", workers=2).threads_per_task == max(1, cores // 2)
+    assert get_engine("local", workers=4 * cores).threads_per_task == 1
+    seen = []
+
+    class Recording(SerialEngine):
+        def run(self, fn, tasks, on_progress, on_record=None):
+            seen.extend(task.threads for task in tasks)
+            yield from super().run(fn, tasks, on_progress, on_record)
+
+    runner.run("analyze", [(1, 8)], tmp_path / "o", Recording(), runner.analyze_config(shard_size=4))
+    assert seen == [cores, cores]

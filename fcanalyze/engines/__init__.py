@@ -9,6 +9,7 @@ way resumes from its last finished deal; the Dask engine drops them (its shards 
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ TaskFn = Callable[["Task", Report], Any]
 class Task:
     """One shard of a run: the job, its configuration and the deals of one fixed block, with the records
     of the deals an earlier attempt already finished (``resume``), and a directory for the resumable
-    files of long searches (``scratch``: used only where it exists, i.e. on the parent's machine)."""
+    files of long searches (``scratch``: used only where it exists, i.e. on the parent's machine), and the
+    threads a long proof may use (``threads``: the engine's cores per worker; no result depends on it)."""
 
     job: str
     config: dict[str, Any]
@@ -43,6 +45,7 @@ class Task:
     spans: tuple[tuple[int, int], ...]
     resume: tuple[Any, ...] = ()
     scratch: str | None = None
+    threads: int = 1
 
     @property
     def deals(self) -> int:
@@ -57,6 +60,8 @@ class Engine(ABC):
     """Runs tasks and yields ``(task, output)`` pairs in completion order."""
 
     name: str = "engine"
+    #: Threads a task's layered proof may use: the cores each worker has to itself.
+    threads_per_task: int = 1
 
     @abstractmethod
     def run(
@@ -82,6 +87,9 @@ class SerialEngine(Engine):
     """Everything in the calling process, in order."""
 
     name = "serial"
+
+    def __init__(self) -> None:
+        self.threads_per_task = os.cpu_count() or 1
 
     def run(
         self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None

@@ -87,6 +87,7 @@ class ProcessEngine(Engine):
 
     def __init__(self, workers: int | None = None):
         self.workers = max(1, workers or os.cpu_count() or 1)
+        self.threads_per_task = max(1, (os.cpu_count() or 1) // self.workers)
 
     def describe(self) -> str:
         return f"local, {self.workers} worker processes"

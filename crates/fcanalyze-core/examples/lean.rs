@@ -1,4 +1,5 @@
-//! Prover measurements: lean DEAL CELLS [CAP] [old]
+//! Prover measurements: lean DEAL CELLS [CAP] [old]; LAYERED=1 [MEM_MB=M] [THREADS=T] for the layered
+//! proof.
 use fccore::prove::Prover;
 use fccore::*;
 fn main() {
@@ -19,7 +20,10 @@ fn main() {
         let mem = std::env::var("MEM_MB")
             .ok()
             .map(|v| v.parse::<usize>().unwrap() << 20);
-        let r = fccore::layered::prove_layered(&layout, cells, limits, mem).unwrap();
+        let threads = std::env::var("THREADS").map_or(1, |v| v.parse().unwrap());
+        let flush = mem.map_or(1 << 24, |m| (m / 8 / 48).clamp(1 << 12, 1 << 24));
+        let r = fccore::layered::prove_layered_threads(&layout, cells, limits, mem, flush, threads)
+            .unwrap();
         println!(
             "deal {deal} k={cells} layered {:?} positions={} peak_positions={} peak_MB={} peak_disk_MB={} ms={:.1} rate={:.2}M/s",
             r.outcome,

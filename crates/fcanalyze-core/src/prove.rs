@@ -859,6 +859,9 @@ pub struct Prover {
     /// search this large is most likely a proof: one depth-first search keeps the smallest stack, and
     /// ordering children costs time).
     pub portfolio_positions: u64,
+    /// Threads of the layered proof that takes over when the memory runs out
+    /// ([`crate::layered::prove_bounded`]; the count is the same whatever they are).
+    pub layered_threads: usize,
 }
 
 /// What the last search of a [`Prover`] did.
@@ -966,6 +969,7 @@ impl Prover {
             stats: ProveStats::default(),
             threads: Thread::PORTFOLIO.to_vec(),
             portfolio_positions: 20_000_000,
+            layered_threads: 1,
         }
     }
 

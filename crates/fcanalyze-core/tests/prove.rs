@@ -246,7 +246,7 @@ fn classify_budget_leaves_bounds() {
 /// eight, which are home.
 #[test]
 fn layered_wins_come_with_lines() {
-    use fccore::layered::{prove_layered_flushing, LayeredOutcome};
+    use fccore::layered::{prove_layered_threads, LayeredOutcome};
     let mut lines = 0;
     for deal in 1..=12u64 {
         let mut layout = Layout::deal(deal).unwrap();
@@ -255,8 +255,11 @@ fn layered_wins_come_with_lines() {
         }
         layout.foundations = [7; 4];
         for k in [0usize, 1] {
-            // Spill files every 100 seeds: most steps back read a kept layer from disk.
-            let r = prove_layered_flushing(&layout, k, limits(2_000_000), None, 100).unwrap();
+            // Spill files every 100 seeds: most steps back read a kept layer from disk. Two threads
+            // for the even deals: the line runs through groups either searched.
+            let threads = 2 - deal as usize % 2;
+            let r =
+                prove_layered_threads(&layout, k, limits(2_000_000), None, 100, threads).unwrap();
             if r.outcome != LayeredOutcome::Won {
                 continue;
             }
@@ -275,7 +278,9 @@ fn layered_wins_come_with_lines() {
 /// says won where a line exists.
 #[test]
 fn layered_proofs_count_what_the_prover_counts() {
-    use fccore::layered::{prove_layered, prove_layered_flushing, LayeredOutcome};
+    use fccore::layered::{
+        prove_layered, prove_layered_flushing, prove_layered_threads, LayeredOutcome,
+    };
     let layout = Layout::deal(11982).unwrap();
     let r = prove_layered(&layout, 4, limits(u64::MAX), None).unwrap();
     assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
@@ -286,13 +291,24 @@ fn layered_proofs_count_what_the_prover_counts() {
     assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
     assert_eq!(r.positions, 61_643);
     assert!(r.peak_disk > 0, "{r:?}");
+    // Threads share each layer's groups out: the same count, whatever their number.
+    for threads in [2, 3] {
+        let r = prove_layered_threads(&layout, 4, limits(u64::MAX), None, 500, threads).unwrap();
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+    }
     let mut prover = Prover::new();
     let mut proofs = 0;
     for deal in 1..=30u64 {
         for k in [0usize, 1] {
             let layout = Layout::deal(deal).unwrap();
             let a = prover.prove(&layout, k, limits(500_000)).unwrap();
-            let b = prove_layered_flushing(&layout, k, limits(500_000), None, 5000).unwrap();
+            // One thread for odd deals, two for even ones.
+            let threads = 2 - deal as usize % 2;
+            let b =
+                prove_layered_threads(&layout, k, limits(500_000), None, 5000, threads).unwrap();
             match a.outcome {
                 Outcome::Unsolvable => {
                     assert_eq!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");

@@ -485,9 +485,10 @@ impl Engines {
 /// monotonicity are not searched. `max_positions` and `time_limit_ms` bound each search;
 /// `max_memory_mb` bounds the prover's memory (running out is undecided, never unsolvable).
 /// `checkpoint_dir`: where a layered proof keeps resumable files (a classification killed in the middle
-/// of one goes on from its last checkpoint when called again with the same directory).
+/// of one goes on from its last checkpoint when called again with the same directory). `threads`: the
+/// threads of a layered proof (they share its memory; the count is the same whatever they are).
 #[pyfunction]
-#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None))]
+#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None, threads=1))]
 #[allow(clippy::too_many_arguments)]
 fn classify<'py>(
     py: Python<'py>,
@@ -498,6 +499,7 @@ fn classify<'py>(
     solve_positions: Option<u64>,
     max_memory_mb: Option<u64>,
     checkpoint_dir: Option<std::path::PathBuf>,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let max_cells = check_cells(max_cells)?;
     let layout = layout_from_source(source)?;
@@ -514,6 +516,7 @@ fn classify<'py>(
             let mut classifier = fccore::classify::Classifier::new();
             classifier.prover.max_memory = max_memory_mb.map(|m| (m as usize) << 20);
             classifier.checkpoint_dir = checkpoint_dir;
+            classifier.prover.layered_threads = threads.max(1);
             classifier.classify(&layout, max_cells, climits)
         })
         .map_err(to_py)?;
