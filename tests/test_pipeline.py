@@ -301,6 +301,11 @@ def test_changed_configuration_is_refused(reference, tmp_path):
     r = analyze(out, range_text="1-9")
     assert r.returncode == 2 and "range '1-8' -> '1-9'" in r.stderr
     assert (out / "run.json").read_text() == before  # nothing already written is lost
+    # The threads of the layered proofs are not configuration: no result depends on them.
+    r = analyze(out, "--threads", "3", range_text="1-8")
+    assert r.returncode == 0 and "(0 shards computed, 1 already done)" in r.stdout, r.stderr
+    r = analyze(out, "--threads", "0", range_text="1-8")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_redo_undecided_computes_those_shards_again(tmp_path):

@@ -69,6 +69,13 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     help="Search again the deals a budget left undecided in finished shards (e.g. after an upgrade), "
     "with the same options or a larger --max-positions / --time-limit; the other deals are kept.",
 )
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads of each layered proof, sharing its --max-memory (default: the cores each worker has "
+    "to itself). More threads than that let a giant proof take the cores other workers leave idle.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(
     range_text: str,
@@ -82,6 +89,7 @@ def analyze(
     shard_size: int,
     max_memory_mb: int,
     redo_undecided: bool,
+    threads: int | None,
     quiet: bool,
 ) -> None:
     """Find the exact minimum number of free cells of every deal in RANGE (e.g. 1-32000, 617,
@@ -107,6 +115,8 @@ def analyze(
     progress = Progress(range_size(spans), CLASSES, quiet, "analyze")
     try:
         with open_engine(engine, workers, scheduler) as eng:
+            if threads:
+                eng.threads_per_task = threads
             result = runner.run(
                 "analyze",
                 spans,
