@@ -75,8 +75,8 @@ def _deals(task: Task) -> list[int]:
 
 def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, threads: int = 1) -> dict[str, Any]:
     """One deal's rows in both tables, as a resume record: ``{"deal", "deals": row, "searches": [row]}``.
-    A layered proof of the deal keeps its resumable files in ``SCRATCH/DEAL`` (when `scratch` exists), and
-    runs on `threads` threads."""
+    A layered proof of the deal keeps its resumable files in ``SCRATCH/DEAL`` (when `scratch` exists; they
+    stay there when it runs out of a budget), and runs on `threads` threads."""
     checkpoint = Path(scratch) / str(deal) if scratch and Path(scratch).is_dir() else None
     c = classify(
         deal,
@@ -87,8 +87,10 @@ def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, thread
         checkpoint_dir=checkpoint,
         threads=threads,
     )
-    if checkpoint is not None:
-        shutil.rmtree(checkpoint, ignore_errors=True)  # each layered proof removed its own files
+    if checkpoint is not None and not any(checkpoint.glob("cells-*/checkpoint")):
+        # Each layered proof that decided removed its files; one that ran out of a budget (disk, positions,
+        # time) left them, for --redo-undecided to go on from its checkpoint.
+        shutil.rmtree(checkpoint, ignore_errors=True)
     sol = c.solution
     row = {
         "deal": deal,

@@ -578,3 +578,24 @@ def test_a_worker_s_layered_proofs_get_the_cores_it_has_to_itself(tmp_path):
 
     runner.run("analyze", [(1, 8)], tmp_path / "o", Recording(), runner.analyze_config(shard_size=4))
     assert seen == [cores, cores]
+
+
+def test_a_layered_proof_out_of_budget_goes_on_with_redo_undecided(tmp_path):
+    """Deal 10996 with 1 cell in 64 MB goes to the layered proof (15,320,573 positions). With a budget of
+    5 million positions the proof ends undecided and leaves its files in OUT/journal/layered/10996; run
+    again with --redo-undecided and a larger budget, it goes on from its checkpoint, the deal is decided,
+    and the files go."""
+    out = tmp_path / "o"
+    args = ["10996", "--out", str(out), "--max-memory", "64", "--workers", "1", "--shard-size", "1"]
+    r = run_cli("analyze", *args, "--max-positions", "5000000")
+    assert r.returncode == 0, r.stderr
+    row = pd.read_parquet(out / "searches").query("cells == 1").iloc[0]
+    assert (row["outcome"], row["exhausted"]) == ("undecided", "positions")
+    state = out / "journal" / "layered" / "10996" / "cells-1" / "checkpoint"
+    assert state.exists()
+    r = run_cli("analyze", *args, "--max-positions", "40000000", "--redo-undecided")
+    assert r.returncode == 0, r.stderr
+    row = pd.read_parquet(out / "searches").query("cells == 1").iloc[0]
+    assert (row["outcome"], row["positions"]) == ("unsolvable", 15_320_573)
+    assert pd.read_parquet(out / "deals")["min_cells"].tolist() == [2]
+    assert not (out / "journal").exists()

@@ -2045,10 +2045,13 @@ fn search(
     let r = search_in(
         layout, ncells, limits, max_memory, flush_keys, bounds, resume,
     );
-    // A resumable search's files go when it ends; after an error (a full disk, say) they stay, so that
-    // the search goes on from its last checkpoint once the cause is mended.
-    if let (Ok(_), Some(dir)) = (&r, resume) {
-        let _ = std::fs::remove_dir_all(dir);
+    // A resumable search's files go when it decides; after an error, or when a budget ran out (the
+    // disk, the positions, the time), they stay, so that the search goes on from its last checkpoint
+    // once the cause is mended (a freed disk, a larger budget), not from the start.
+    if let (Ok(res), Some(dir)) = (&r, resume) {
+        if !matches!(res.outcome, LayeredOutcome::Undecided(_)) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
     r
 }
@@ -2774,6 +2777,49 @@ mod tests {
         let r = search(&deal, 4, limits, None, 500, bounds, None).unwrap();
         assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
         assert!(r.positions < 61_643);
+    }
+
+    /// A resumable search that runs out of a budget keeps its files: run again with the budget mended (a
+    /// larger position budget, a freed disk) it goes on from its last checkpoint to the same proof, and
+    /// its files go then.
+    #[test]
+    fn a_budget_keeps_the_files_of_a_resumable_search() {
+        let deal = Layout::deal(11982).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("fcanalyze-test-budget-{}", std::process::id()));
+        let (few, all) = (
+            Limits {
+                max_positions: 20_000,
+                max_millis: None,
+            },
+            Limits {
+                max_positions: u64::MAX,
+                max_millis: None,
+            },
+        );
+        let r = search(&deal, 4, few, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+        assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Positions));
+        let layer = |dir: &Path| {
+            let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+            Checkpoint::parse(&text).unwrap().layer
+        };
+        // Its checkpoint is past the start's layer: a run again does not start over.
+        let first = layer(&dir);
+        let (mut start, _) = Position::from_layout(&deal, 4).unwrap();
+        start.settle(None);
+        assert!(first > progress(start.key()), "{first}");
+        // Short of disk: undecided, and the files stay.
+        DISK_SIZE.set(Some(1 << 16));
+        let r = search(&deal, 4, all, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+        DISK_SIZE.set(None);
+        assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
+        assert!(layer(&dir) >= first);
+        let r = search(&deal, 4, all, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+        assert!(!dir.exists());
     }
 
     /// A disk too small for the files kept for lines and the later layers' seeds together: the kept files
