@@ -74,7 +74,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     type=click.IntRange(min=1),
     default=None,
     help="Threads of each layered proof, sharing its --max-memory (default: the cores each worker has "
-    "to itself). More threads than that let a giant proof take the cores other workers leave idle.",
+    "to itself; no result depends on them).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(

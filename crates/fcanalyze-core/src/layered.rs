@@ -2168,7 +2168,7 @@ fn search_in(
         }
         // The layer's seeds, group by group, merged from the sorted runs on disk: positions of one
         // signature reach only each other within the layer, so each group is searched with a set of
-        // its own, dropped after. The threads share the groups out by their hashes.
+        // its own, dropped after. Each group goes to the first thread free for it.
         for b in &mut bufs {
             b.flush_layer(layer, &spill)?;
         }
