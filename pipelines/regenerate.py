@@ -15,6 +15,7 @@ import os
 import platform
 import resource
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -100,6 +101,9 @@ def main() -> int:
     started = time.monotonic()
     print("+", shlex.join(cmd), flush=True)
     proc = subprocess.Popen(cmd)
+    # SIGTERM (a stop by `kill`, or by a scheduler) goes to the run too, and ends this invocation's line
+    # like Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
     # This invocation is on record once the run's directory is (a killed one stays as not finished).
     while proc.poll() is None and not (out / "run.json").exists():
         time.sleep(0.2)

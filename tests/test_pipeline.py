@@ -560,6 +560,35 @@ def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
     assert (out / "manifest.json").exists() and (out / "summary.md").exists()
 
 
+def test_regenerate_records_an_invocation_stopped_with_sigterm(tmp_path):
+    """A SIGTERM to pipelines/regenerate.py alone (a `kill`, or a scheduler's stop) goes on to the run, and
+    the invocation's line in PROVENANCE.md gets its end and the run's exit code, as with Ctrl-C."""
+    out = tmp_path / "t"
+    script = Path(__file__).resolve().parents[1] / "pipelines" / "regenerate.py"
+    cmd = [
+        sys.executable,
+        str(script),
+        "analyze",
+        "1-2000",
+        str(out),
+        "--max-positions",
+        "2000000",
+        "--workers",
+        "1",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prov = out / "PROVENANCE.md"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not prov.exists():
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) != 0
+    lines = [x for x in prov.read_text().splitlines() if x.startswith("- started")]
+    assert len(lines) == 1 and "ended" in lines[0], lines
+    assert "exit code -15" in lines[0] or "exit code 143" in lines[0], lines
+
+
 def test_a_worker_s_layered_proofs_get_the_cores_it_has_to_itself(tmp_path):
     """One worker (the serial engine) gives a layered proof every core, N worker processes give each
     proof cores // N threads (at least one), and the tasks carry that to the classification."""
