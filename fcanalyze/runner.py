@@ -73,6 +73,12 @@ def _deals(task: Task) -> list[int]:
 # -- analyze: exact minimum cells per deal ------------------------------------------------------------
 
 
+def _layered_checkpoint(deal_dir: Path) -> bool:
+    """Whether a layered proof of the deal left its checkpoint in `deal_dir` (SCRATCH/DEAL/cells-K/checkpoint,
+    the file it saves at each layer: layered.rs)."""
+    return any(deal_dir.glob("cells-*/checkpoint"))
+
+
 def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, threads: int = 1) -> dict[str, Any]:
     """One deal's rows in both tables, as a resume record: ``{"deal", "deals": row, "searches": [row]}``.
     A layered proof of the deal keeps its resumable files in ``SCRATCH/DEAL`` (when `scratch` exists; they
@@ -87,7 +93,7 @@ def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, thread
         checkpoint_dir=checkpoint,
         threads=threads,
     )
-    if checkpoint is not None and not any(checkpoint.glob("cells-*/checkpoint")):
+    if checkpoint is not None and not _layered_checkpoint(checkpoint):
         # Each layered proof that decided removed its files; one that ran out of a budget (disk, positions,
         # time) left them, for --redo-undecided to go on from its checkpoint.
         shutil.rmtree(checkpoint, ignore_errors=True)
@@ -127,8 +133,7 @@ def _order(task: Task, resumed: dict[int, dict[str, Any]]) -> list[int]:
     pending = [d for d in deals if d not in resumed]
     cut = {pending[0]} if resumed and pending else set()
     if task.scratch:
-        # SCRATCH/DEAL/cells-K/checkpoint: the file a layered proof saves at each layer (layered.rs).
-        cut |= {d for d in pending if any((Path(task.scratch) / str(d)).glob("cells-*/checkpoint"))}
+        cut |= {d for d in pending if _layered_checkpoint(Path(task.scratch) / str(d))}
     return [d for d in deals if d in resumed] + sorted(pending, key=lambda d: (d in cut, d))
 
 

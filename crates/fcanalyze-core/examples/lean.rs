@@ -21,7 +21,7 @@ fn main() {
             .ok()
             .map(|v| v.parse::<usize>().unwrap() << 20);
         let threads = std::env::var("THREADS").map_or(1, |v| v.parse().unwrap());
-        let flush = mem.map_or(1 << 24, |m| (m / 8 / 48).clamp(1 << 12, 1 << 24));
+        let flush = fccore::layered::flush_keys(mem);
         let r = fccore::layered::prove_layered_threads(&layout, cells, limits, mem, flush, threads)
             .unwrap();
         println!(

@@ -1389,7 +1389,7 @@ pub fn prove_layered(
 
 /// Keys buffered before a flush within `max_memory`: the write buffers take at most an eighth of it
 /// (twice that with the slack of growing vectors).
-fn flush_keys(max_memory: Option<usize>) -> usize {
+pub fn flush_keys(max_memory: Option<usize>) -> usize {
     max_memory.map_or(FLUSH_KEYS, |m| (m / 8 / RECORD).clamp(1 << 12, FLUSH_KEYS))
 }
 
