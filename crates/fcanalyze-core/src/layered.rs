@@ -566,6 +566,9 @@ thread_local! {
     static DISK_SIZE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
     /// Tests: a kill after the first group that ends with the kept files forgotten.
     static KILL_ON_FORGET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests: the checkpoints within layers a resumable search saves before it stops, as if killed
+    /// right after the last one.
+    static KILL_WITHIN: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 /// Remove the spill directories of processes that are gone (killed in the middle of a layered proof).
@@ -737,9 +740,22 @@ struct Seeds {
     disk_low: bool,
     /// The layer whose file is being merged.
     merging: Option<usize>,
+    /// Within that layer (resumable searches): the checkpoint saved at its start, the base of the ones
+    /// saved within it ([`Seeds::save_within`]), when it was saved, and the groups finished since and the
+    /// groups searched by levels, as the last checkpoint within the layer lists them.
+    layer_start: Option<(Checkpoint, Instant)>,
+    finished: Vec<Finished>,
+    by_levels: Vec<LevelState>,
+    /// When the last checkpoint was saved.
+    saved_at: Option<Instant>,
+    /// Level files are numbered from here (past those a resumed checkpoint lists).
+    level_base: u64,
     /// Tests: the simulated disk size ([`DISK_SIZE`]) of the thread that started the search.
     #[cfg(test)]
     disk_size: Option<u64>,
+    /// Tests: the checkpoints within layers still to save before the search stops ([`KILL_WITHIN`]).
+    #[cfg(test)]
+    kill_within: Option<usize>,
 }
 
 impl Seeds {
@@ -757,8 +773,15 @@ impl Seeds {
             min_free,
             disk_low: false,
             merging: None,
+            layer_start: None,
+            finished: Vec::new(),
+            by_levels: Vec::new(),
+            saved_at: None,
+            level_base: 0,
             #[cfg(test)]
             disk_size: DISK_SIZE.get(),
+            #[cfg(test)]
+            kill_within: KILL_WITHIN.get(),
         })
     }
 
@@ -894,14 +917,112 @@ impl Seeds {
     }
 }
 
+impl Seeds {
+    /// Positions of the layer's groups a checkpoint within it lists: the finished groups', and the levels
+    /// done of those searched by levels.
+    fn credit(&self) -> u64 {
+        self.finished.iter().map(|f| f.len).sum::<u64>()
+            + self.by_levels.iter().map(|g| g.total).sum::<u64>()
+    }
+
+    /// Save a checkpoint within the layer being merged (a resumable search's; the caller wrote its
+    /// thread's seed buffers first): the layer's start checkpoint, with the later layers' files as they
+    /// are now and the groups [`Seeds::finished`] and [`Seeds::by_levels`] list. A group another thread
+    /// is searching is not listed: a resumed search searches it again (its seeds written so far are
+    /// written again, and the merge takes each key once).
+    fn save_within(&mut self) -> Result<()> {
+        let Some((start, at)) = &self.layer_start else {
+            return Ok(());
+        };
+        let mut c = start.clone();
+        c.elapsed_ms += at.elapsed().as_secs_f64() * 1e3;
+        self.sync()?;
+        if self.disk_low {
+            // Seeds were dropped: no checkpoint of an incomplete search.
+            return Ok(());
+        }
+        c.layers.retain(|&(l, _, _)| l == c.layer);
+        c.layers.extend(
+            (c.layer + 1..LAYERS)
+                .filter(|&l| self.written[l] > 0)
+                .map(|l| (l, self.written[l], self.runs[l].clone())),
+        );
+        if !self.keep {
+            (c.keep, c.kept) = (false, 0);
+            c.kept_layers.clear();
+        }
+        c.disk = self.disk;
+        c.finished = self.finished.clone();
+        c.by_levels = self.by_levels.clone();
+        c.save(&self.dir.state())?;
+        self.saved_at = Some(Instant::now());
+        #[cfg(test)]
+        if let Some(n) = self.kill_within {
+            self.kill_within = n.checked_sub(1);
+            if n == 1 {
+                return Err(Error::Io("killed (test)".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a checkpoint within the layer is due: the last one was saved `every` ago.
+    fn save_due(&self, every: std::time::Duration) -> bool {
+        self.layer_start.is_some() && self.saved_at.map_or(true, |t| t.elapsed() >= every)
+    }
+}
+
 /// The file of a resumable search's checkpoint, in its directory.
 const CHECKPOINT_FILE: &str = "checkpoint";
 const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/1";
 
+/// A group of the layer being searched, finished since the layer's start: its number in the merge's
+/// order (groups of one hash share it), its signature, and its positions.
+#[derive(Clone, Debug, PartialEq)]
+struct Finished {
+    group: u64,
+    sig: [u64; 6],
+    len: u64,
+}
+
+/// A group searched by levels ([`search_by_levels`]) as it stood at the end of a level: its number and
+/// signature, the positions of its levels before `cur`, and the files (names in the spill directory) and
+/// codes of the level to expand next and of the one before it.
+#[derive(Clone, Debug, PartialEq)]
+struct LevelState {
+    group: u64,
+    sig: [u64; 6],
+    total: u64,
+    cur: (String, u64),
+    prev: Option<(String, u64)>,
+}
+
+impl LevelState {
+    fn files(&self) -> impl Iterator<Item = &(String, u64)> {
+        std::iter::once(&self.cur).chain(self.prev.as_ref())
+    }
+}
+
+fn sig_text(sig: &[u64; 6]) -> String {
+    let w: Vec<String> = sig.iter().map(|x| format!("{x:x}")).collect();
+    w.join(",")
+}
+
+fn parse_sig(text: &str) -> Option<[u64; 6]> {
+    let w = text
+        .split(',')
+        .map(|x| u64::from_str_radix(x, 16).ok())
+        .collect::<Option<Vec<u64>>>()?;
+    w.try_into().ok()
+}
+
 /// What a resumable layered search saves when it starts a layer (the seeds of the layers to come are on
-/// disk then, every buffer written): enough to go on from that layer after the process is killed.
+/// disk then, every buffer written): enough to go on from that layer after the process is killed. Within
+/// a layer it saves it again ([`Seeds::save_within`]) at the end of each level of a group searched by
+/// levels, and when a large group is finished: with the groups finished since the layer's start and the
+/// levels reached, so that a killed search loses at most a level of a giant group.
 /// Saved as text, `name value...` a line, written to a temporary file and renamed over the last one.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 struct Checkpoint {
     /// What the search is: the start position, the cells, and the bounds that shape the files.
     identity: String,
@@ -921,6 +1042,10 @@ struct Checkpoint {
     layers: Vec<(usize, u64, Vec<u64>)>,
     /// The finished layers whose seeds are kept for lines (when `keep`).
     kept_layers: Vec<usize>,
+    /// Within the layer: the groups finished, and those searched by levels (`expanded` does not count
+    /// their positions).
+    finished: Vec<Finished>,
+    by_levels: Vec<LevelState>,
 }
 
 fn identity(
@@ -945,7 +1070,7 @@ impl Checkpoint {
             identity: identity.to_string(),
             layer,
             done: t.done,
-            expanded: t.expanded,
+            expanded: t.expanded - s.credit(),
             elapsed_ms,
             peak_positions: t.res.peak_positions,
             peak_bytes: t.res.peak_bytes,
@@ -961,6 +1086,8 @@ impl Checkpoint {
                 .map(|l| (l, s.written[l], s.runs[l].clone()))
                 .collect(),
             kept_layers: (0..layer).filter(|&l| s.keep && s.written[l] > 0).collect(),
+            finished: s.finished.clone(),
+            by_levels: s.by_levels.clone(),
         }
     }
 
@@ -989,6 +1116,20 @@ impl Checkpoint {
         for l in &self.kept_layers {
             t += &format!("kept {l}\n");
         }
+        for f in &self.finished {
+            t += &format!("finished {} {} {}\n", f.group, sig_text(&f.sig), f.len);
+        }
+        for g in &self.by_levels {
+            let (prev, prev_len) = g.prev.clone().unwrap_or(("-".into(), 0));
+            t += &format!(
+                "levels {} {} {} {} {} {prev} {prev_len}\n",
+                g.group,
+                sig_text(&g.sig),
+                g.total,
+                g.cur.0,
+                g.cur.1
+            );
+        }
         t + "end\n"
     }
 
@@ -1015,6 +1156,12 @@ impl Checkpoint {
             disk: 0,
             layers: vec![],
             kept_layers: vec![],
+            finished: vec![],
+            by_levels: vec![],
+        };
+        // A level's file: a name of its own in the directory.
+        let file = |name: &str, len: u64| {
+            (name.starts_with("level-") && !name.contains('/')).then(|| (name.to_string(), len))
         };
         let num = |x: Option<&str>| x?.parse::<u64>().ok();
         for line in lines {
@@ -1053,6 +1200,30 @@ impl Checkpoint {
                         return None;
                     }
                     c.kept_layers.push(l);
+                }
+                "finished" => c.finished.push(Finished {
+                    group: num(w.next())?,
+                    sig: parse_sig(w.next()?)?,
+                    len: num(w.next())?,
+                }),
+                "levels" => {
+                    let group = num(w.next())?;
+                    let sig = parse_sig(w.next()?)?;
+                    let total = num(w.next())?;
+                    let cur = file(w.next()?, num(w.next())?)?;
+                    let (prev, prev_len) = (w.next()?, num(w.next())?);
+                    let prev = if prev == "-" {
+                        None
+                    } else {
+                        Some(file(prev, prev_len)?)
+                    };
+                    c.by_levels.push(LevelState {
+                        group,
+                        sig,
+                        total,
+                        cur,
+                        prev,
+                    });
                 }
                 "end" => return (c.layer < LAYERS).then_some(c),
                 _ => return None,
@@ -1108,6 +1279,12 @@ impl Checkpoint {
             }
         }
         if let Some(c) = found.as_mut() {
+            // A group whose level files are gone or cut short is searched again from its seeds.
+            c.by_levels.retain(|g| {
+                g.files().all(|(name, len)| {
+                    std::fs::metadata(dir.0.join(name)).is_ok_and(|m| m.len() == len * CODE as u64)
+                })
+            });
             if c.keep && c.kept_layers.iter().any(|&l| !dir.kept(l).exists()) {
                 c.keep = false;
                 c.disk -= c.kept.min(c.disk);
@@ -1127,6 +1304,9 @@ impl Checkpoint {
                 path == dir.state()
                     || c.layers.iter().any(|(l, _, _)| path == dir.file(*l))
                     || (c.keep && c.kept_layers.iter().any(|&l| path == dir.kept(l)))
+                    || c.by_levels
+                        .iter()
+                        .any(|g| g.files().any(|(name, _)| path == dir.0.join(name)))
             });
             if !keep {
                 let _ = std::fs::remove_file(&path);
@@ -1433,6 +1613,7 @@ fn bounds(max_memory: Option<usize>) -> Bounds {
         level_chunk: max_memory.map_or(1 << 26, |m| (m / 4 / CODE).max(1 << 16)),
         min_free_disk: MIN_FREE_DISK,
         threads: 1,
+        save_every_ms: 60_000,
     }
 }
 
@@ -1483,6 +1664,9 @@ struct Bounds {
     min_free_disk: u64,
     /// Threads searching each layer's groups (the memory budget is shared out between them).
     threads: usize,
+    /// A resumable search saves a checkpoint within a layer after a finished group when the last one is
+    /// this old (and at the end of each level of a group searched by levels).
+    save_every_ms: u64,
 }
 
 /// The free disk space a layered proof leaves: a write that would leave less ends the proof undecided.
@@ -1518,6 +1702,8 @@ struct Cx<'a> {
     max_set_len: usize,
     /// Codes a group searched by levels sorts in memory before it writes them as a run.
     level_chunk: usize,
+    /// The least time between two checkpoints within a layer after finished groups.
+    save_every: std::time::Duration,
     start: Instant,
     layer: usize,
     /// Positions of the groups finished before this layer.
@@ -1545,6 +1731,7 @@ struct Cx<'a> {
 /// group is searched again by levels ([`search_by_levels`]) from the seeds taken so far and the rest.
 fn search_group(
     cx: &mut Cx,
+    group: u64,
     first: Key,
     more: &mut dyn FnMut() -> Result<Option<Key>>,
 ) -> Result<GroupEnd> {
@@ -1654,7 +1841,7 @@ fn search_group(
         }
         cx.expanded += 1;
         if table.len > cx.max_set_len {
-            return search_by_levels(cx, &frame, taken, more);
+            return search_by_levels(cx, (group, sig), &frame, taken, more);
         }
         if cx.expanded & 4095 == 0 {
             let held = (stack.capacity() + taken.capacity()) * std::mem::size_of::<u128>();
@@ -1665,7 +1852,7 @@ fn search_group(
                 Check::OverMemory => {
                     drop(table);
                     drop(stack);
-                    return search_by_levels(cx, &frame, taken, more);
+                    return search_by_levels(cx, (group, sig), &frame, taken, more);
                 }
             }
         }
@@ -1683,6 +1870,24 @@ enum Check {
 }
 
 impl Cx<'_> {
+    /// Group `group` of signature `sig` is finished, with `len` positions: in a resumable search, a
+    /// checkpoint within the layer lists it when one is due (the group's seeds written first).
+    fn finished(&mut self, group: u64, sig: [u64; 6], len: usize) -> Result<()> {
+        if !lock(self.spill).save_due(self.save_every) {
+            return Ok(());
+        }
+        self.seeds.flush(self.spill)?;
+        let mut s = lock(self.spill);
+        if !s.finished.iter().any(|f| (f.group, f.sig) == (group, sig)) {
+            s.finished.push(Finished {
+                group,
+                sig,
+                len: len as u64,
+            });
+        }
+        s.save_within()
+    }
+
     /// The periodic check of a group's search, `len` positions into the group, its positions holding
     /// `set_bytes` and its stack (or other working lists) `held_bytes`: the counts and peaks brought up
     /// to date, then the budgets in order: positions, disk, memory, time; then the other threads.
@@ -1739,20 +1944,12 @@ impl Cx<'_> {
 /// Slower than the set, for the groups the set does not hold in memory.
 fn search_by_levels(
     cx: &mut Cx,
+    (group, sig): (u64, [u64; 6]),
     frame: &Frame,
     mut chunk: Vec<u128>,
     more: &mut dyn FnMut() -> Result<Option<Key>>,
 ) -> Result<GroupEnd> {
-    let mut levels = {
-        let s = lock(cx.spill);
-        Levels {
-            dir: s.dir.0.clone(),
-            thread: cx.thread,
-            made: 0,
-            disk: 0,
-            min_free: s.min_free,
-        }
-    };
+    let mut levels = Levels::of(cx);
     let max_chunk = cx.level_chunk.max(1);
     let mut runs: Vec<Level> = Vec::new();
     while let Some(seed) = more()? {
@@ -1762,11 +1959,60 @@ fn search_by_levels(
         }
     }
     let none = Level::empty();
-    let Some(mut cur) = levels.merge(runs, &mut chunk, &none, &none)? else {
+    let Some(cur) = levels.merge(runs, &mut chunk, &none, &none)? else {
         return Ok(GroupEnd::Out(Budget::Disk));
     };
-    let mut prev = Level::empty();
-    let mut total = 0usize;
+    by_levels(cx, group, sig, frame, levels, chunk, cur, Level::empty(), 0)
+}
+
+/// The search by levels of a group from `state` (saved in a checkpoint within its layer), the group's
+/// seeds given by `more` passed over (its levels hold them).
+fn resume_by_levels(
+    cx: &mut Cx,
+    state: LevelState,
+    frame: &Frame,
+    more: &mut dyn FnMut() -> Result<Option<Key>>,
+) -> Result<GroupEnd> {
+    while more()?.is_some() {}
+    let mut levels = Levels::of(cx);
+    let level = |(name, len): (String, u64)| Level {
+        path: Some(levels.dir.join(name)),
+        len: len as usize,
+    };
+    let cur = level(state.cur);
+    let prev = state.prev.map_or(Level::empty(), level);
+    levels.disk = ((cur.len + prev.len) * CODE) as u64;
+    let total = state.total as usize;
+    by_levels(
+        cx,
+        state.group,
+        state.sig,
+        frame,
+        levels,
+        Vec::new(),
+        cur,
+        prev,
+        total,
+    )
+}
+
+/// The levels of group `group` (signature `sig`) from `cur`, `prev` the level before it and `total` the
+/// positions of the levels before `cur` ([`search_by_levels`]). In a resumable search, the end of each
+/// level saves a checkpoint that lists the two levels the next one starts from, and the end of the group
+/// one that lists it finished.
+#[allow(clippy::too_many_arguments)]
+fn by_levels(
+    cx: &mut Cx,
+    group: u64,
+    sig: [u64; 6],
+    frame: &Frame,
+    mut levels: Levels,
+    mut chunk: Vec<u128>,
+    mut cur: Level,
+    mut prev: Level,
+    mut total: usize,
+) -> Result<GroupEnd> {
+    let max_chunk = cx.level_chunk.max(1);
     let mut counted = 0u64;
     while cur.len > 0 {
         let mut read = cur.read()?;
@@ -1828,10 +2074,37 @@ fn search_by_levels(
         let Some(next) = levels.merge(runs, &mut chunk, &cur, &prev)? else {
             return Ok(GroupEnd::Out(Budget::Disk));
         };
-        levels.remove(std::mem::replace(
-            &mut prev,
-            std::mem::replace(&mut cur, next),
-        ));
+        let old = std::mem::replace(&mut prev, std::mem::replace(&mut cur, next));
+        // The level is done: a resumed search goes on from the next one (from its end, the seeds it
+        // gave written first), or past the group when it was the last.
+        if lock(cx.spill).layer_start.is_some() {
+            cx.seeds.flush(cx.spill)?;
+            let mut s = lock(cx.spill);
+            s.by_levels.retain(|g| (g.group, g.sig) != (group, sig));
+            if cur.len > 0 {
+                let name = |l: &Level| {
+                    l.path.as_ref().map(|p| {
+                        let name = p.file_name().expect("a file name");
+                        (name.to_string_lossy().into_owned(), l.len as u64)
+                    })
+                };
+                s.by_levels.push(LevelState {
+                    group,
+                    sig,
+                    total: total as u64,
+                    cur: name(&cur).expect("a level with codes has a file"),
+                    prev: name(&prev),
+                });
+            } else {
+                s.finished.push(Finished {
+                    group,
+                    sig,
+                    len: total as u64,
+                });
+            }
+            s.save_within()?;
+        }
+        levels.remove(old);
     }
     levels.remove(prev);
     levels.remove(cur);
@@ -1914,6 +2187,18 @@ impl LevelReader {
 }
 
 impl Levels {
+    /// The levels of a group `cx`'s thread searches.
+    fn of(cx: &Cx) -> Levels {
+        let s = lock(cx.spill);
+        Levels {
+            dir: s.dir.0.clone(),
+            thread: cx.thread,
+            made: s.level_base,
+            disk: 0,
+            min_free: s.min_free,
+        }
+    }
+
     /// Whether writing `codes` more would leave less free disk than the search must leave.
     fn disk_low(&self, codes: usize) -> bool {
         free_disk(&self.dir).is_some_and(|f| f < (codes * CODE) as u64 + self.min_free)
@@ -2135,6 +2420,17 @@ fn search_in(
                     .map_err(|e| io_error(&path, e))?
                     .len();
             }
+            // Saved within the layer: the groups finished and searched by levels so far (their
+            // positions expanded), and level files numbered past theirs.
+            s.level_base = c
+                .by_levels
+                .iter()
+                .flat_map(|g| g.files())
+                .filter_map(|(name, _)| name.rsplit(['-', '.']).nth(1)?.parse::<u64>().ok())
+                .max()
+                .map_or(0, |n| n + 1);
+            (s.finished, s.by_levels) = (c.finished, c.by_levels);
+            t.expanded += s.credit();
             c.layer
         }
         None => {
@@ -2157,7 +2453,16 @@ fn search_in(
                 return finish(t.res, LayeredOutcome::Undecided(Budget::Disk));
             }
             let elapsed = before_ms + start.elapsed().as_secs_f64() * 1e3;
-            Checkpoint::of(&s, layer, &t, &ident, elapsed).save(&s.dir.state())?;
+            let c = Checkpoint::of(&s, layer, &t, &ident, elapsed);
+            c.save(&s.dir.state())?;
+            // The base of the checkpoints saved within the layer.
+            let c = Checkpoint {
+                finished: vec![],
+                by_levels: vec![],
+                ..c
+            };
+            s.layer_start = Some((c, Instant::now()));
+            s.saved_at = Some(Instant::now());
             #[cfg(test)]
             if let Some(n) = KILL_AFTER.get() {
                 KILL_AFTER.set(n.checked_sub(1));
@@ -2189,6 +2494,7 @@ fn search_in(
                 max_stack_bytes: bounds.max_stack_bytes / threads,
                 max_set_len: bounds.max_set_len,
                 level_chunk: bounds.level_chunk / threads,
+                save_every: std::time::Duration::from_millis(bounds.save_every_ms),
                 start,
                 layer,
                 before: t.done,
@@ -2232,6 +2538,12 @@ fn search_in(
                     .collect::<Vec<_>>()
             })
         };
+        {
+            let s = &mut *lock(&spill);
+            s.layer_start = None;
+            s.finished.clear();
+            s.by_levels.clear();
+        }
         // The layer's counts: its groups' positions, and the threads' peaks (their sums: the threads'
         // peaks may come at once).
         t.done += layer_done.into_inner();
@@ -2329,8 +2641,34 @@ fn search_share(cx: &mut Cx, file: &LayerFile) -> Result<Option<GroupEnd>> {
                 Ok(None)
             };
             cx.done = cx.before + cx.layer_done.load(Ordering::Relaxed);
-            match search_group(cx, seed, &mut more)? {
+            // A group a checkpoint within the layer lists, finished or searched by levels so far.
+            let (finished, state) = {
+                let s = lock(cx.spill);
+                let listed = |g: u64, s: &[u64; 6]| (g, *s) == (claim, sig);
+                (
+                    s.finished
+                        .iter()
+                        .find(|f| listed(f.group, &f.sig))
+                        .map(|f| f.len),
+                    s.by_levels
+                        .iter()
+                        .find(|g| listed(g.group, &g.sig))
+                        .cloned(),
+                )
+            };
+            let end = match (finished, state) {
+                (Some(len), _) => {
+                    while more()?.is_some() {}
+                    GroupEnd::Done(len as usize)
+                }
+                (None, Some(state)) => resume_by_levels(cx, state, &Frame::of(&seed), &mut more)?,
+                (None, None) => search_group(cx, claim, seed, &mut more)?,
+            };
+            match end {
                 GroupEnd::Done(len) => {
+                    if finished.is_none() {
+                        cx.finished(claim, sig, len)?;
+                    }
                     let res = &mut cx.res;
                     res.peak_positions = res.peak_positions.max(len as u64);
                     let done = cx.layer_done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
@@ -2530,6 +2868,9 @@ mod tests {
             level_chunk: 1 << 20,
             min_free_disk: 0,
             threads: 1,
+            // Checkpoints at the start of each layer only (and at the end of a level of a group
+            // searched by levels).
+            save_every_ms: u64::MAX,
         }
     }
 
@@ -2686,6 +3027,7 @@ mod tests {
             level_chunk: 1 << 20,
             min_free_disk: 0,
             threads: 1,
+            save_every_ms: 0,
         };
         let deal = Layout::deal(11982).unwrap();
         let r = search(&deal, 4, limits, None, 5000, small, None).unwrap();
@@ -2726,6 +3068,7 @@ mod tests {
                 level_chunk: 1000,
                 min_free_disk: 0,
                 threads,
+                save_every_ms: 0,
             };
             let deal = Layout::deal(11982).unwrap();
             let r = search(&deal, 4, limits, None, 5000, levels, None).unwrap();
@@ -3024,5 +3367,73 @@ mod tests {
         let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
         assert_eq!(r.positions, 61_643);
         assert!(!dir.exists());
+    }
+
+    /// A resumable search killed within a layer, after a checkpoint saved at the end of a level of a
+    /// group searched by levels or after a finished group, goes on from there: killed again after each
+    /// such checkpoint it still ends (each run gets further), with the count of the search run at
+    /// once, whatever the threads it is resumed with. The checkpoints list the groups, and their files.
+    #[test]
+    fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
+        let limits = Limits {
+            max_positions: 2_000_000,
+            max_millis: None,
+        };
+        let dir =
+            std::env::temp_dir().join(format!("fcanalyze-test-within-{}", std::process::id()));
+        let levels = Bounds {
+            max_kept: u64::MAX,
+            max_stack_bytes: usize::MAX,
+            max_set_len: 300,
+            level_chunk: 1000,
+            min_free_disk: 0,
+            threads: 1,
+            save_every_ms: 30,
+        };
+        let mut late = Layout::deal(2).unwrap();
+        for col in late.columns.iter_mut() {
+            col.retain(|&c| crate::card::rank(c) >= 7);
+        }
+        late.foundations = [7; 4];
+        for (layout, k) in [(Layout::deal(11982).unwrap(), 4), (late, 0)] {
+            let whole = search(&layout, k, limits, None, 5000, levels, None).unwrap();
+            for every in [1, 3] {
+                let (mut runs, mut listed) = (0, [false; 2]);
+                let r = loop {
+                    KILL_WITHIN.set(Some(every));
+                    let threads = 1 + runs % 2;
+                    let b = Bounds { threads, ..levels };
+                    let r = search(&layout, k, limits, None, 5000, b, Some(&dir));
+                    KILL_WITHIN.set(None);
+                    runs += 1;
+                    assert!(runs < 2000, "no progress after {runs} runs");
+                    match r {
+                        Ok(r) => break r,
+                        Err(_) => {
+                            let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+                            let c = Checkpoint::parse(&text).unwrap();
+                            assert_eq!(Checkpoint::parse(&c.to_text()), Some(c.clone()));
+                            listed[0] |= !c.finished.is_empty();
+                            listed[1] |= !c.by_levels.is_empty();
+                            for g in &c.by_levels {
+                                for (name, len) in g.files() {
+                                    let bytes = std::fs::metadata(dir.join(name)).unwrap().len();
+                                    assert_eq!(bytes, len * CODE as u64);
+                                }
+                            }
+                        }
+                    }
+                };
+                assert!(runs > 3, "{runs} runs");
+                assert_eq!(listed, [true, true]);
+                assert_eq!((r.outcome, r.positions), (whole.outcome, whole.positions));
+                if whole.outcome == LayeredOutcome::Won {
+                    assert!(!r.chain.is_empty());
+                } else {
+                    assert_eq!(r.positions, 61_643);
+                }
+                assert!(!dir.exists(), "the files go when the search ends");
+            }
+        }
     }
 }
