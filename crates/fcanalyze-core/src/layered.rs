@@ -66,6 +66,9 @@ const LAYERS: usize = 105;
 type Rec = [u32; 12];
 /// Bytes of a seed in a spill file.
 const RECORD: usize = 48;
+/// Bytes of a seed in a spill file once the lines are forgotten ([`Seeds::keep`] false): its key alone
+/// (the parent would serve no line, and the group hash is computed again from the key).
+const LEAN: usize = 20;
 /// The parent of the start.
 const NO_PARENT: [u32; 5] = [u32::MAX; 5];
 
@@ -710,6 +713,9 @@ impl SeedBuf {
     }
 }
 
+/// Where each sorted run of a layer's file starts, and whether its records are lean ([`LEAN`]).
+type Runs = Vec<(u64, bool)>;
+
 /// The spill files, shared by the threads of a search.
 type Spill = std::sync::Mutex<Seeds>;
 
@@ -723,9 +729,10 @@ fn lock(spill: &Spill) -> std::sync::MutexGuard<'_, Seeds> {
 struct Seeds {
     dir: SpillDir,
     files: Vec<Option<BufWriter<File>>>,
-    /// Per layer: the bytes written to its file, and where each sorted run of it starts.
+    /// Per layer: the bytes written to its file, and where each sorted run of it starts and whether its
+    /// records are lean ([`LEAN`]).
     written: Vec<u64>,
-    runs: Vec<Vec<u64>>,
+    runs: Vec<Runs>,
     disk: u64,
     /// Whether finished layers' files are kept for lines, and the most bytes they may take on disk
     /// (past it they are removed and a win comes without a line).
@@ -787,7 +794,15 @@ impl Seeds {
 
     /// Append `buf` (sorted by [`rec_order`], each key once) to `layer`'s file as one sorted run.
     fn append(&mut self, layer: usize, buf: &[Rec]) -> Result<()> {
-        let bytes = (buf.len() * RECORD) as u64;
+        if self.keep
+            && self.kept + self.written[layer] + (buf.len() * RECORD) as u64 > self.max_kept
+        {
+            // The layer's file will not be kept for lines when its turn comes (the kept files only
+            // grow): the lines are forgotten now, and the seeds from here on written lean.
+            self.forget_kept();
+        }
+        let lean = !self.keep;
+        let bytes = (buf.len() * if lean { LEAN } else { RECORD }) as u64;
         if self.keep && self.kept > 0 && self.short_of(bytes) {
             // The files kept for lines go first: the proof goes on, a win would come without a line.
             self.forget_kept();
@@ -808,8 +823,8 @@ impl Seeds {
             self.files[layer] = Some(BufWriter::with_capacity(1 << 20, f));
         }
         let w = self.files[layer].as_mut().expect("an open file");
-        write_recs(w, buf).map_err(|e| io_error(&path, e))?;
-        self.runs[layer].push(self.written[layer]);
+        write_recs(w, buf, lean).map_err(|e| io_error(&path, e))?;
+        self.runs[layer].push((self.written[layer], lean));
         self.written[layer] += bytes;
         self.disk += bytes;
         Ok(())
@@ -848,7 +863,7 @@ impl Seeds {
         let runs = starts
             .iter()
             .enumerate()
-            .map(|(i, &at)| (at, starts.get(i + 1).copied().unwrap_or(size)))
+            .map(|(i, &(at, lean))| (at, starts.get(i + 1).map_or(size, |r| r.0), lean))
             .collect();
         Ok(Some(LayerFile { path: kept, runs }))
     }
@@ -1038,8 +1053,9 @@ struct Checkpoint {
     kept: u64,
     transient: u64,
     disk: u64,
-    /// Per layer to come with seeds: its file's bytes and the offsets of its sorted runs.
-    layers: Vec<(usize, u64, Vec<u64>)>,
+    /// Per layer to come with seeds: its file's bytes and the offsets of its sorted runs (and whether
+    /// each is lean).
+    layers: Vec<(usize, u64, Runs)>,
     /// The finished layers whose seeds are kept for lines (when `keep`).
     kept_layers: Vec<usize>,
     /// Within the layer: the groups finished, and those searched by levels (`expanded` does not count
@@ -1110,7 +1126,10 @@ impl Checkpoint {
             self.keep as u8, self.kept, self.transient, self.disk
         );
         for (l, written, runs) in &self.layers {
-            let runs: Vec<String> = runs.iter().map(|r| r.to_string()).collect();
+            let runs: Vec<String> = runs
+                .iter()
+                .map(|&(r, lean)| format!("{r}{}", if lean { "k" } else { "" }))
+                .collect();
             t += &format!("seeds {l} {written} {}\n", runs.join(" "));
         }
         for l in &self.kept_layers {
@@ -1188,8 +1207,14 @@ impl Checkpoint {
                 "seeds" => {
                     let l = num(w.next())? as usize;
                     let written = num(w.next())?;
-                    let runs = w.map(|r| r.parse().ok()).collect::<Option<Vec<u64>>>()?;
-                    if l >= LAYERS || runs.is_empty() || runs.iter().any(|&r| r >= written) {
+                    // A lean run's offset ends in `k` (its records are keys alone).
+                    let runs = w
+                        .map(|r| {
+                            let lean = r.ends_with('k');
+                            Some((r.trim_end_matches('k').parse().ok()?, lean))
+                        })
+                        .collect::<Option<Runs>>()?;
+                    if l >= LAYERS || runs.is_empty() || runs.iter().any(|&(r, _)| r >= written) {
                         return None;
                     }
                     c.layers.push((l, written, runs));
@@ -1327,10 +1352,12 @@ impl Checkpoint {
     }
 }
 
-/// One sorted run of a layer's file, being read: the bytes `pos..end` still to read, and a chunk read.
+/// One sorted run of a layer's file, being read: the bytes `pos..end` still to read, the bytes of its
+/// records, and a chunk read.
 struct Run {
     pos: u64,
     end: u64,
+    width: usize,
     buf: Vec<u8>,
     at: usize,
 }
@@ -1350,10 +1377,10 @@ struct Merge {
     last: Option<[u32; 5]>,
 }
 
-/// A layer's file to merge: its path and the bytes of each sorted run.
+/// A layer's file to merge: its path and the bytes of each sorted run (and whether it is lean).
 struct LayerFile {
     path: PathBuf,
-    runs: Vec<(u64, u64)>,
+    runs: Vec<(u64, u64, bool)>,
 }
 
 impl Merge {
@@ -1362,18 +1389,18 @@ impl Merge {
     fn open(file: &LayerFile) -> Result<Merge> {
         let path = &file.path;
         // Each run reads its part in chunks (smaller when there are many).
-        let chunk =
-            ((16 << 20) / file.runs.len().max(1)).clamp(RECORD * 64, 1 << 16) / RECORD * RECORD;
+        let chunk = ((16 << 20) / file.runs.len().max(1)).clamp(RECORD * 64, 1 << 16);
         let mut m = Merge {
             file: Some(File::open(path).map_err(|e| io_error(path, e))?),
             path: path.clone(),
             chunk,
             ..Merge::default()
         };
-        for &(pos, end) in &file.runs {
+        for &(pos, end, lean) in &file.runs {
             m.runs.push(Run {
                 pos,
                 end,
+                width: if lean { LEAN } else { RECORD },
                 buf: Vec::new(),
                 at: 0,
             });
@@ -1393,7 +1420,7 @@ impl Merge {
             if run.pos == run.end {
                 return Ok(None);
             }
-            let n = (run.end - run.pos).min(self.chunk as u64) as usize;
+            let n = (run.end - run.pos).min((self.chunk / run.width * run.width) as u64) as usize;
             run.buf.resize(n, 0);
             let f = self.file.as_mut().expect("an open file");
             let path = &self.path;
@@ -1403,10 +1430,8 @@ impl Merge {
             run.pos += n as u64;
             run.at = 0;
         }
-        let bytes: &[u8; RECORD] = run.buf[run.at..run.at + RECORD]
-            .try_into()
-            .expect("a record");
-        run.at += RECORD;
+        let bytes = &run.buf[run.at..run.at + run.width];
+        run.at += run.width;
         Ok(Some(decode_rec(bytes)))
     }
 
@@ -1441,21 +1466,31 @@ impl Merge {
     }
 }
 
-fn decode_rec(bytes: &[u8; RECORD]) -> Rec {
+/// The seed in `bytes`, a record of [`RECORD`] bytes or a lean one ([`LEAN`]: its group hash computed
+/// again, no parent).
+fn decode_rec(bytes: &[u8]) -> Rec {
     let mut rec = [0u32; 12];
-    for (i, x) in rec.iter_mut().enumerate() {
+    for (i, x) in rec.iter_mut().enumerate().take(bytes.len() / 4) {
         *x = u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+    }
+    if bytes.len() == LEAN {
+        rec[5..10].copy_from_slice(&NO_PARENT);
+        let h = group_hash(&unpack(&rec_key(&rec)));
+        rec[10] = (h >> 32) as u32;
+        rec[11] = h as u32;
     }
     rec
 }
 
-fn write_recs(w: &mut impl Write, recs: &[Rec]) -> std::io::Result<()> {
+/// `recs` written as records of [`RECORD`] bytes, or lean ones ([`LEAN`]).
+fn write_recs(w: &mut impl Write, recs: &[Rec], lean: bool) -> std::io::Result<()> {
     let mut bytes = [0u8; RECORD];
+    let width = if lean { LEAN } else { RECORD };
     for r in recs {
         for (i, x) in r.iter().enumerate() {
             bytes[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
         }
-        w.write_all(&bytes)?;
+        w.write_all(&bytes[..width])?;
     }
     Ok(())
 }
@@ -3435,5 +3470,59 @@ mod tests {
                 assert!(!dir.exists(), "the files go when the search ends");
             }
         }
+    }
+
+    /// Once the lines are forgotten (the files kept for them would pass their budget), the seeds are
+    /// written lean, keys alone: the same proof on less disk, resumable from checkpoints that list runs
+    /// of both kinds in one file.
+    #[test]
+    fn seeds_are_written_lean_once_the_lines_are_forgotten() {
+        let limits = Limits {
+            max_positions: 2_000_000,
+            max_millis: None,
+        };
+        let deal = Layout::deal(11982).unwrap();
+        let full = search(&deal, 4, limits, None, 500, kept(u64::MAX), None).unwrap();
+        let lean = search(&deal, 4, limits, None, 500, kept(0), None).unwrap();
+        assert_eq!(
+            (lean.outcome, lean.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+        // Without the kept files, the later layers' seeds alone: at most LEAN / RECORD of the full size
+        // (and the full search keeps every finished layer besides).
+        assert!(
+            lean.peak_disk * RECORD as u64 <= full.peak_disk * LEAN as u64,
+            "{} {}",
+            lean.peak_disk,
+            full.peak_disk
+        );
+        let dir = std::env::temp_dir().join(format!("fcanalyze-test-lean-{}", std::process::id()));
+        let mut kinds = [false; 3];
+        for budget in [0, full.peak_disk / 4] {
+            for n in 1..12 {
+                KILL_AFTER.set(Some(n));
+                let r = search(&deal, 4, limits, None, 500, kept(budget), Some(&dir));
+                KILL_AFTER.set(None);
+                if r.is_ok() {
+                    break;
+                }
+                let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+                let c = Checkpoint::parse(&text).unwrap();
+                assert_eq!(Checkpoint::parse(&c.to_text()), Some(c.clone()));
+                for (_, _, runs) in &c.layers {
+                    let lean = runs.iter().filter(|r| r.1).count();
+                    kinds[0] |= lean > 0 && lean == runs.len();
+                    kinds[1] |= lean == 0;
+                    kinds[2] |= lean > 0 && lean < runs.len();
+                }
+                let r = search(&deal, 4, limits, None, 500, kept(budget), Some(&dir)).unwrap();
+                assert_eq!(
+                    (r.outcome, r.positions),
+                    (LayeredOutcome::Unsolvable, 61_643)
+                );
+                assert!(!dir.exists());
+            }
+        }
+        assert_eq!(kinds, [true, true, true]);
     }
 }
