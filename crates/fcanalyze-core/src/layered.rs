@@ -17,7 +17,8 @@
 //! of the set take them. A finished group is dropped: no later position leads back to it. Memory holds
 //! the current group's set, the bounded stack, the merge's read buffers and the write buffers; the
 //! disk holds the later layers' seeds, duplicates included, and the finished layers' as long as they
-//! take at most twice the memory budget (past it, a win comes without a line).
+//! take at most twice the memory budget (past it, a win comes without a line, and the seeds are written
+//! lean from then on: 20 bytes, the key alone, instead of 48).
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
 //! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The group sets
@@ -40,7 +41,10 @@
 //! each layer, every buffer written, it saves a checkpoint there (`Checkpoint`: the bytes and sorted
 //! runs of every later layer's file, the finished layers kept, the counts). Killed later, it is run
 //! again with the same directory and goes on from that layer: the files are brought back to what the
-//! checkpoint lists (the layer's file renamed back, later files cut to their listed bytes).
+//! checkpoint lists (the layer's file renamed back, later files cut to their listed bytes). Within a
+//! layer it saves the checkpoint again at the end of each level of a group searched by levels (with the
+//! two level files the next level starts from), and after a finished group once the last save is a
+//! minute old (the group listed, with its count): a giant proof killed loses at most a level.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
