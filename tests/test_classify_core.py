@@ -119,3 +119,41 @@ def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
     (r,) = _core.classify(10996, 1, max_memory_mb=64, checkpoint_dir=ckpt, threads=2)
     assert (r["cells"], r["outcome"], r["positions"]) == (1, "unsolvable", 15_320_573)
     assert not (ckpt / "cells-1").exists()
+
+
+def test_a_layered_proof_killed_within_a_layer_goes_on_from_its_last_level(tmp_path) -> None:
+    """Deal 10996 with 1 cell in 16 MB: some groups of the layered proof outgrow the memory and are
+    searched by levels, each level's end saving a checkpoint within its layer (the group, the positions of
+    its levels so far and the two level files the next one starts from). Killed with SIGKILL once such a
+    checkpoint is saved, the same call goes on from that level and ends with the exact count."""
+    ckpt = tmp_path / "ckpt"
+    code = (
+        "import sys; from fcanalyze import _core; "
+        "_core.classify(10996, 1, max_memory_mb=16, checkpoint_dir=sys.argv[1])"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(ckpt)], cwd=tmp_path)
+    state = ckpt / "cells-1" / "checkpoint"
+    deadline = time.monotonic() + 300
+    levels: list[str] = []
+    while time.monotonic() < deadline and proc.poll() is None and not levels:
+        time.sleep(0.02)
+        text = state.read_text() if state.exists() else ""
+        levels = (
+            [line for line in text.splitlines() if line.startswith("levels ")]
+            if text.endswith("end\n")
+            else []
+        )
+    proc.kill()
+    proc.wait()
+    assert levels, "killed before a checkpoint within a layer"
+    # levels GROUP SIGNATURE TOTAL CUR_FILE CUR_CODES PREV_FILE PREV_CODES: the files the last checkpoint
+    # lists (the process may have gone on a little before the kill) are there, 16 bytes a code.
+    for line in state.read_text().splitlines():
+        if line.startswith("levels "):
+            _, _, _, total, cur, cur_codes, prev, prev_codes = line.split()
+            assert int(total) > 0
+            assert (ckpt / "cells-1" / cur).stat().st_size == 16 * int(cur_codes)
+            assert prev == "-" or (ckpt / "cells-1" / prev).stat().st_size == 16 * int(prev_codes)
+    (r,) = _core.classify(10996, 1, max_memory_mb=16, checkpoint_dir=ckpt, threads=2)
+    assert (r["cells"], r["outcome"], r["positions"]) == (1, "unsolvable", 15_320_573)
+    assert not (ckpt / "cells-1").exists()
