@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import time
 
 import pytest
 from click.testing import CliRunner
-from conftest import DATA, FC_SOLVE, ROOT, needs_fcs, run_cli
+from conftest import DATA, FC_SOLVE, ROOT, fcanalyze_command, needs_fcs, run_cli
 
 from fcanalyze import _core, replay
 from fcanalyze.cli import cli
@@ -119,6 +122,29 @@ def test_undecided_exit_code():
     r = run_cli("solve", "11982", "--max-positions", "500")
     assert r.returncode == 3
     assert "undecided" in r.stdout and "positions budget ran out" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "sig, code, message",
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "stopped (SIGTERM)")],
+)
+def test_ctrl_c_or_sigterm_stops_a_long_proof(sig, code, message):
+    """The proof of deal 20410 with 1 cell examines 652,740,262 positions (many minutes). Ctrl-C or
+    SIGTERM two seconds in stops it (the core watches for them, a search of hours included): the
+    one-line message, exit code 130 or 143, and no result printed."""
+    proc = subprocess.Popen(
+        [*fcanalyze_command(), "solve", "20410", "--cells", "1", "--prove", "--max-memory", "512"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2)
+    assert proc.poll() is None
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert out == ""
+    assert err.strip().splitlines() == [f"fcanalyze: {message}"]
 
 
 def test_position_file_and_stdin():

@@ -2,11 +2,14 @@
 
 Exit codes: 0 success (for ``solve``: solved), 1 ``solve`` proved the position unsolvable,
 2 bad input or usage, 3 ``solve`` ran out of budget (undecided), 4 an internal error (a bug),
-130 interrupted.
+130 interrupted (Ctrl-C), 143 stopped by SIGTERM. Both stop a search of hours within a fraction of a
+second (the core's searches watch for them), and both end a run the way Ctrl-C does: workers stopped,
+what was finished kept, the run resumable.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -19,6 +22,15 @@ EXIT_BAD_INPUT = 2
 EXIT_UNDECIDED = 3
 EXIT_INTERNAL = 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (from `kill`, a scheduler, a shutting-down machine), raised like Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
 
 
 class BadInput(click.ClickException):
@@ -36,9 +48,14 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the group, turning every error into one line on stderr and an exit code."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         rv = cli.main(args=argv, prog_name="fcanalyze", standalone_mode=False)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:
+        # click turns a KeyboardInterrupt into Abort (the original is its cause).
+        if isinstance(e, Terminated) or isinstance(e.__cause__, Terminated):
+            click.echo("fcanalyze: stopped (SIGTERM)", err=True)
+            sys.exit(EXIT_TERMINATED)
         click.echo("fcanalyze: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as e:
@@ -48,9 +65,6 @@ def main(argv: list[str] | None = None) -> None:
     except _core.InternalError as e:
         click.echo(f"fcanalyze: internal error (please report it): {e}", err=True)
         sys.exit(EXIT_INTERNAL)
-    except KeyboardInterrupt:
-        click.echo("fcanalyze: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
     sys.exit(rv if isinstance(rv, int) else EXIT_OK)
 
 

@@ -136,10 +136,7 @@ pub fn beam_weighted(
                 .map(|&(_, key, parent)| Kept { key, parent })
                 .collect(),
         );
-        if limits
-            .max_millis
-            .is_some_and(|ms| start.elapsed().as_secs_f64() * 1e3 >= ms as f64)
-        {
+        if limits.out_of_time(start) {
             return done(
                 Outcome::Undecided,
                 seen.len() as u64,
@@ -251,10 +248,7 @@ pub fn layer_beam(
                 );
             }
         }
-        if limits
-            .max_millis
-            .is_some_and(|ms| start.elapsed().as_secs_f64() * 1e3 >= ms as f64)
-        {
+        if limits.out_of_time(start) {
             let positions = parent.len() as u64;
             return done(Outcome::Undecided, positions, vec![], Some(Budget::Time));
         }

@@ -1968,10 +1968,8 @@ impl Cx<'_> {
         if self.max_memory.is_some_and(|m| bytes > m) {
             return Check::OverMemory;
         }
-        if let Some(ms) = self.limits.max_millis {
-            if self.start.elapsed().as_millis() as u64 >= ms {
-                return Check::Out(Budget::Time);
-            }
+        if self.limits.out_of_time(self.start) {
+            return Check::Out(Budget::Time);
         }
         if self.stop.load(Ordering::Relaxed) {
             return Check::Stopped;

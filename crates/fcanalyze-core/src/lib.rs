@@ -6,6 +6,7 @@ pub mod card;
 pub mod classify;
 pub mod deal;
 pub mod error;
+pub mod interrupt;
 pub mod layered;
 mod line;
 mod mem;

@@ -1182,10 +1182,8 @@ impl Prover {
             }
             resolved += 1;
             if resolved & 1023 == 0 {
-                if let Some(ms) = limits.max_millis {
-                    if start.elapsed().as_millis() as u64 >= ms {
-                        return (None, Some(Budget::Time));
-                    }
+                if limits.out_of_time(start) {
+                    return (None, Some(Budget::Time));
                 }
                 if let Some(m) = self.max_memory {
                     if self.held() > m {

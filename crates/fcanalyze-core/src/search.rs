@@ -38,6 +38,18 @@ pub struct Limits {
     pub max_millis: Option<u64>,
 }
 
+impl Limits {
+    /// Whether a search started at `start` is out of time: its time budget spent, or an interrupt
+    /// raised ([`crate::interrupt`]).
+    #[inline]
+    pub fn out_of_time(&self, start: std::time::Instant) -> bool {
+        crate::interrupt::active()
+            || self
+                .max_millis
+                .is_some_and(|ms| start.elapsed().as_millis() as u64 >= ms)
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -874,12 +886,8 @@ impl Solver {
                 return (None, None);
             }
             steps += 1;
-            if steps & 15 == 0 {
-                if let Some(ms) = limits.max_millis {
-                    if start.elapsed().as_millis() as u64 >= ms {
-                        return (None, Some(Budget::Time));
-                    }
-                }
+            if steps & 15 == 0 && limits.out_of_time(start) {
+                return (None, Some(Budget::Time));
             }
         }
     }
@@ -1238,12 +1246,8 @@ impl Solver {
             };
             expanded += 1;
             self.work.expansions += 1;
-            if expanded & 1023 == 0 {
-                if let Some(ms) = limits.max_millis {
-                    if start.elapsed().as_millis() as u64 >= ms {
-                        break (None, Some(Budget::Time));
-                    }
-                }
+            if expanded & 1023 == 0 && limits.out_of_time(start) {
+                break (None, Some(Budget::Time));
             }
             let p = Position::from_key(&self.store.get(idx).key(), origin, ncells);
             p.moves(&mut moves);

@@ -280,9 +280,7 @@ impl Ctx<'_> {
             .map_or(u32::MAX, |b| b.0.saturating_sub(self.offset))
     }
     fn out_of_time(&self) -> bool {
-        self.limits
-            .max_millis
-            .is_some_and(|ms| self.start.elapsed().as_millis() as u64 >= ms)
+        self.limits.out_of_time(self.start)
     }
 }
 
@@ -743,7 +741,7 @@ impl ShortSolver {
             let index: std::collections::HashMap<Key, usize> =
                 chain.iter().enumerate().map(|(i, k)| (*k, i)).collect();
             for i in 0..n {
-                if deadline.is_some_and(|d| Instant::now() >= d) {
+                if crate::interrupt::active() || deadline.is_some_and(|d| Instant::now() >= d) {
                     return chain;
                 }
                 local.clear();

@@ -1,5 +1,6 @@
 //! `fcanalyze._core`: the thin binding of the Rust core. Only plain values cross: ints, strings, lists
-//! and dicts. Every search runs with the GIL released. Core errors are converted in one place
+//! and dicts. Every search runs with the GIL released, on a thread of its own while the caller's
+//! thread watches for signals ([`interruptible`]), so that Ctrl-C stops a proof of hours. Core errors are converted in one place
 //! ([`to_py`]): bad input becomes `ValueError`, a broken invariant becomes `InternalError`.
 
 use fccore::card::{self, NONE};
@@ -7,7 +8,7 @@ use fccore::outcome::{Budget, SearchResult, SolutionMove};
 use fccore::position::{Layout, Move, FOUNDATION, MAX_CELLS};
 use fccore::{Error, Limits, Solver, Strategy};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -17,6 +18,58 @@ create_exception!(
     PyRuntimeError,
     "A broken invariant in the core: a bug, never bad input."
 );
+
+/// Stack of the thread a search runs on (as the main thread's).
+const SEARCH_STACK: usize = 8 << 20;
+
+/// Run `search` with the GIL released, on a thread of its own, while this thread runs Python's signal
+/// handlers every 50 ms (Python runs them only between bytecodes, and a proof may take hours). When a
+/// handler raises (Ctrl-C's `KeyboardInterrupt`, say), every search of the process is asked to stop
+/// ([`fccore::interrupt`]) and the exception is raised once this one has ended: its result is thrown
+/// away. A search that overlapped an interrupt raised elsewhere in the process raises
+/// `KeyboardInterrupt` too, so that no interrupted search is ever reported, not even as undecided.
+fn interruptible<T: Send>(py: Python<'_>, search: impl FnOnce() -> T + Send) -> PyResult<T> {
+    use std::sync::mpsc::{channel, RecvTimeoutError};
+    let before = fccore::interrupt::count();
+    let (out, raised) = py.detach(|| {
+        std::thread::scope(|s| {
+            let (tx, rx) = channel();
+            let worker = std::thread::Builder::new()
+                .name("fcanalyze search".into())
+                .stack_size(SEARCH_STACK)
+                .spawn_scoped(s, move || {
+                    let _ = tx.send(search());
+                })
+                .map_err(|e| PyOSError::new_err(format!("cannot start a search thread: {e}")))?;
+            let mut raised = None;
+            let out = loop {
+                match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                    Ok(v) => break Some(v),
+                    // The search panicked (its thread's end tells no more).
+                    Err(RecvTimeoutError::Disconnected) => break None,
+                    Err(RecvTimeoutError::Timeout) => {
+                        if raised.is_none() {
+                            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                                fccore::interrupt::raise();
+                                raised = Some(e);
+                            }
+                        }
+                    }
+                }
+            };
+            let _ = worker.join();
+            Ok::<_, PyErr>((out, raised))
+        })
+    })?;
+    if let Some(e) = raised {
+        fccore::interrupt::clear();
+        return Err(e);
+    }
+    if fccore::interrupt::count() != before {
+        return Err(PyKeyboardInterrupt::new_err("interrupted"));
+    }
+    out.ok_or_else(|| InternalError::new_err("a search panicked (a bug in the core)"))
+}
 
 fn to_py(e: Error) -> PyErr {
     if let Error::Io(m) = &e {
@@ -266,8 +319,7 @@ fn solve<'py>(
         let cells = check_cells(cells)?;
         let layout = layout_from_source(source)?;
         let limits = limits(max_positions, time_limit_ms)?;
-        let r = py
-            .detach(|| fccore::short::solve_short(&layout, cells, limits))
+        let r = interruptible(py, || fccore::short::solve_short(&layout, cells, limits))?
             .map_err(to_py)?;
         return result_dict(py, &r);
     }
@@ -275,15 +327,14 @@ fn solve<'py>(
     let layout = layout_from_source(source)?;
     let strategy = parse_strategy(strategy, "\"solve\", \"prove\" or \"short\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
-    let r = py
-        .detach(|| {
-            let mut engines = Engines {
-                max_memory: max_memory_mb.map(|m| (m as usize) << 20),
-                ..Engines::default()
-            };
-            engines.search(&layout, cells, strategy, limits)
-        })
-        .map_err(to_py)?;
+    let r = interruptible(py, || {
+        let mut engines = Engines {
+            max_memory: max_memory_mb.map(|m| (m as usize) << 20),
+            ..Engines::default()
+        };
+        engines.search(&layout, cells, strategy, limits)
+    })?
+    .map_err(to_py)?;
     result_dict(py, &r)
 }
 
@@ -302,13 +353,13 @@ fn solve_deals<'py>(
     let cells = check_cells(cells)?;
     let strategy = parse_strategy(strategy, "\"solve\" or \"prove\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
-    let results = py.detach(|| -> Result<Vec<SearchResult>, Error> {
+    let results = interruptible(py, || -> Result<Vec<SearchResult>, Error> {
         let mut engines = Engines::default();
         deals
             .iter()
             .map(|&n| engines.search(&Layout::deal(n)?, cells, strategy, limits))
             .collect()
-    });
+    })?;
     let results = results.map_err(to_py)?;
     let d = PyDict::new(py);
     d.set_item("deal", &deals)?;
@@ -511,15 +562,14 @@ fn classify<'py>(
         max_millis: base.max_millis,
         ..defaults
     };
-    let c = py
-        .detach(|| {
-            let mut classifier = fccore::classify::Classifier::new();
-            classifier.prover.max_memory = max_memory_mb.map(|m| (m as usize) << 20);
-            classifier.checkpoint_dir = checkpoint_dir;
-            classifier.prover.layered_threads = threads.max(1);
-            classifier.classify(&layout, max_cells, climits)
-        })
-        .map_err(to_py)?;
+    let c = interruptible(py, || {
+        let mut classifier = fccore::classify::Classifier::new();
+        classifier.prover.max_memory = max_memory_mb.map(|m| (m as usize) << 20);
+        classifier.checkpoint_dir = checkpoint_dir;
+        classifier.prover.layered_threads = threads.max(1);
+        classifier.classify(&layout, max_cells, climits)
+    })?
+    .map_err(to_py)?;
     let out = PyList::empty(py);
     for s in &c.searches {
         let d = result_dict(py, &s.result)?;
