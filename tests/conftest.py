@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,12 @@ def fcanalyze_command() -> list[str]:
     """The ``fcanalyze`` console script installed beside this Python, as the README tells users to run it."""
     script = Path(sys.executable).with_name("fcanalyze")
     return [str(script)] if script.exists() else [sys.executable, "-m", "fcanalyze"]
+
+
+def sigint_as_in_a_terminal() -> None:
+    """``preexec_fn`` for a command that a test stops with SIGINT as Ctrl-C would: a shell started in the
+    background (a CI job, `cmd &`) hands its children SIGINT ignored, and Python then leaves it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(*args: str, input: str | None = None, timeout: float = 300, cwd: Path | None = None):

@@ -10,7 +10,15 @@ import time
 
 import pytest
 from click.testing import CliRunner
-from conftest import DATA, FC_SOLVE, ROOT, fcanalyze_command, needs_fcs, run_cli
+from conftest import (
+    DATA,
+    FC_SOLVE,
+    ROOT,
+    fcanalyze_command,
+    needs_fcs,
+    run_cli,
+    sigint_as_in_a_terminal,
+)
 
 from fcanalyze import _core, replay
 from fcanalyze.cli import cli
@@ -137,11 +145,16 @@ def test_ctrl_c_or_sigterm_stops_a_long_proof(sig, code, message):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
-    time.sleep(2)
-    assert proc.poll() is None
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    try:
+        time.sleep(2)
+        assert proc.poll() is None
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.communicate()
     assert proc.returncode == code, err
     assert out == ""
     assert err.strip().splitlines() == [f"fcanalyze: {message}"]

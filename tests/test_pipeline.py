@@ -16,7 +16,7 @@ import pandas as pd
 import psutil
 import pyarrow.parquet as pq
 import pytest
-from conftest import fcanalyze_command, run_cli
+from conftest import fcanalyze_command, run_cli, sigint_as_in_a_terminal
 
 from fcanalyze import _core, manifest, replay, runner, tables
 from fcanalyze.engines import SerialEngine
@@ -245,6 +245,7 @@ def test_ctrl_c_stops_cleanly_and_resumes(reference, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (
