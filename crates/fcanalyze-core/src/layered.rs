@@ -1713,8 +1713,9 @@ struct Bounds {
 /// positions left waiting when the stack was full), and a group that outgrows the memory loses its
 /// set's work: deal 982's largest group of layer 53 with 2 cells held its set for 20 minutes before it
 /// outgrew 10 GB and was searched again by levels. Up to this size the set is as fast as the levels
-/// (deal 20410 with 1 cell, largest group 25 million positions: 737 s with sets only, 754 s with this
-/// bound at 20 million), and a group that passes it loses at most this many positions' work.
+/// (deal 20410 with 1 cell, largest group 25 million positions: 737 s with sets only and 10 GB, 754 s
+/// with this bound at 20 million and 4 GB), and a group that passes it loses at most this many
+/// positions' work.
 const MAX_SET_LEN: usize = 1 << 25;
 
 /// The free disk space a layered proof leaves: a write that would leave less ends the proof undecided.
