@@ -178,11 +178,16 @@ impl Classifier {
                 }
             }
         }
-        // 2. The prover just below the least solved cell count (or at the most cells), downwards.
+        // 2. The prover just below the least solved cell count (or at the most cells), downwards; below
+        // a cell count a budget left open too (`open`), for the lower bound: a deal left undecided with
+        // k cells but proven unsolvable with k - 1 is known to need k or more.
+        let mut open: Option<usize> = None;
         loop {
-            let k = match upper {
-                Some(u) if u > lower => u - 1,
-                None if lower <= max_cells => max_cells,
+            let k = match (open, upper) {
+                (Some(o), _) if o > lower => o - 1,
+                (Some(_), _) => break,
+                (None, Some(u)) if u > lower => u - 1,
+                (None, None) if lower <= max_cells => max_cells,
                 _ => break,
             };
             if limits.middle_positions > limits.solve_positions {
@@ -207,7 +212,7 @@ impl Classifier {
                 });
                 match outcome {
                     Outcome::Solved => {
-                        upper = Some(k);
+                        (upper, open) = (Some(k), None);
                         continue;
                     }
                     Outcome::Unsolvable => {
@@ -247,7 +252,7 @@ impl Classifier {
             }
             match decided {
                 Some(Outcome::Solved) => {
-                    upper = Some(k);
+                    (upper, open) = (Some(k), None);
                     continue;
                 }
                 Some(_) => {
@@ -282,9 +287,9 @@ impl Classifier {
                 proved: true,
             });
             match outcome {
-                Outcome::Solved => upper = Some(k),
+                Outcome::Solved => (upper, open) = (Some(k), None),
                 Outcome::Unsolvable => lower = k + 1,
-                Outcome::Undecided => break,
+                Outcome::Undecided => open = Some(k),
             }
         }
         // Keep the searches that decided their cell count, and the undecided ones monotonicity does not

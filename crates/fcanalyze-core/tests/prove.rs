@@ -241,6 +241,34 @@ fn classify_budget_leaves_bounds() {
         .any(|s| s.result.outcome == Outcome::Undecided));
 }
 
+#[test]
+fn classify_proves_below_a_cell_count_left_open() {
+    // Deal 1's proof with 2 cells has 70,882 positions, with 1 cell 63. A budget of 5,000 leaves the
+    // 2-cell count open, and the 1-cell proof below it still gives the lower bound: 2 or 3 cells.
+    let layout = Layout::deal(1).unwrap();
+    let c = classify(
+        &layout,
+        4,
+        ClassifyLimits {
+            max_positions: 5000,
+            ..ClassifyLimits::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (c.lower, c.upper, c.min_cells()),
+        (2, Some(3), None),
+        "{c:?}"
+    );
+    let outcome = |k: usize| {
+        let s = c.searches.iter().find(|s| s.cells == k).unwrap();
+        (s.result.outcome, s.result.positions)
+    };
+    assert_eq!(outcome(1), (Outcome::Unsolvable, 63));
+    assert_eq!(outcome(2).0, Outcome::Undecided);
+    assert_eq!(outcome(3).0, Outcome::Solved);
+}
+
 /// A won position reached by the layered search comes with a line to it, found again backwards through
 /// the seeds kept on disk, and the line replays. Positions: a deal's columns without the cards below
 /// eight, which are home.
