@@ -1,7 +1,8 @@
 //! `fcanalyze._core`: the thin binding of the Rust core. Only plain values cross: ints, strings, lists
 //! and dicts. Every search runs with the GIL released, on a thread of its own while the caller's
-//! thread watches for signals ([`interruptible`]), so that Ctrl-C stops a proof of hours. Core errors are converted in one place
-//! ([`to_py`]): bad input becomes `ValueError`, a broken invariant becomes `InternalError`.
+//! thread watches for signals ([`interruptible`]), so that Ctrl-C stops a proof of hours. Core errors
+//! are converted in one place ([`to_py`]): bad input becomes `ValueError`, a broken invariant becomes
+//! `InternalError`.
 
 use fccore::card::{self, NONE};
 use fccore::outcome::{Budget, SearchResult, SolutionMove};
