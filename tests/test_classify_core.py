@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -92,6 +93,18 @@ def test_a_line_the_prover_misses_within_its_memory_comes_from_the_solver() -> N
     assert replay(deal_layout(1406), 1, r["moves"]).ok
 
 
+def _classify_10996_in_a_process(ckpt: Path, memory_mb: int) -> tuple[subprocess.Popen, Path]:
+    """`_core.classify(10996, 1, max_memory_mb=MEMORY_MB, checkpoint_dir=CKPT)` in a process of its own (to
+    be killed), and the checkpoint file its layered proof with 1 cell saves. It runs from CKPT's parent,
+    not the checkout, whose fcanalyze/ would shadow the installed package."""
+    code = (
+        "import sys; from fcanalyze import _core; "
+        "_core.classify(10996, 1, max_memory_mb=int(sys.argv[2]), checkpoint_dir=sys.argv[1])"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(ckpt), str(memory_mb)], cwd=ckpt.parent)
+    return proc, ckpt / "cells-1" / "checkpoint"
+
+
 def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
     """Deal 10996 with 1 cell in 64 MB: the prover and the solver run out and the layered proof takes
     over (15,320,573 reachable positions). Killed with SIGKILL once it has saved a checkpoint, the same
@@ -99,13 +112,7 @@ def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
     exact count, here with two threads (a checkpoint does not depend on them); its files are gone
     after."""
     ckpt = tmp_path / "ckpt"
-    code = (
-        "import sys; from fcanalyze import _core; "
-        "_core.classify(10996, 1, max_memory_mb=64, checkpoint_dir=sys.argv[1])"
-    )
-    # Run from elsewhere than the checkout, whose fcanalyze/ would shadow the installed package.
-    proc = subprocess.Popen([sys.executable, "-c", code, str(ckpt)], cwd=tmp_path)
-    state = ckpt / "cells-1" / "checkpoint"
+    proc, state = _classify_10996_in_a_process(ckpt, 64)
     deadline = time.monotonic() + 300
     layer = 0
     while time.monotonic() < deadline and proc.poll() is None and layer < 36:
@@ -127,12 +134,7 @@ def test_a_layered_proof_killed_within_a_layer_goes_on_from_its_last_level(tmp_p
     its levels so far and the two level files the next one starts from). Killed with SIGKILL once such a
     checkpoint is saved, the same call goes on from that level and ends with the exact count."""
     ckpt = tmp_path / "ckpt"
-    code = (
-        "import sys; from fcanalyze import _core; "
-        "_core.classify(10996, 1, max_memory_mb=16, checkpoint_dir=sys.argv[1])"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(ckpt)], cwd=tmp_path)
-    state = ckpt / "cells-1" / "checkpoint"
+    proc, state = _classify_10996_in_a_process(ckpt, 16)
     deadline = time.monotonic() + 300
     levels: list[str] = []
     while time.monotonic() < deadline and proc.poll() is None and not levels:
