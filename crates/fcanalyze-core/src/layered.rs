@@ -1183,9 +1183,7 @@ impl Checkpoint {
             by_levels: vec![],
         };
         // A level's file: a name of its own in the directory.
-        let file = |name: &str, len: u64| {
-            (name.starts_with("level-") && !name.contains('/')).then(|| (name.to_string(), len))
-        };
+        let file = |name: &str, len: u64| Levels::number(name).map(|_| (name.to_string(), len));
         let num = |x: Option<&str>| x?.parse::<u64>().ok();
         for line in lines {
             let mut w = line.split(' ');
@@ -2247,8 +2245,22 @@ impl Levels {
         free_disk(&self.dir).is_some_and(|f| f < (codes * CODE) as u64 + self.min_free)
     }
 
+    /// The name of level file `made` of `thread`'s groups.
+    fn name(thread: usize, made: u64) -> String {
+        format!("level-{thread}-{made:06}.codes")
+    }
+
+    /// The number of a level file named by [`Levels::name`] (`None` for any other name, one with a path
+    /// in it among them).
+    fn number(name: &str) -> Option<u64> {
+        let rest = name.strip_prefix("level-")?.strip_suffix(".codes")?;
+        let (thread, made) = rest.split_once('-')?;
+        thread.parse::<usize>().ok()?;
+        made.parse().ok()
+    }
+
     fn create(&mut self) -> Result<(PathBuf, BufWriter<File>)> {
-        let path = (self.dir).join(format!("level-{}-{:06}.codes", self.thread, self.made));
+        let path = (self.dir).join(Levels::name(self.thread, self.made));
         self.made += 1;
         let f = File::create(&path).map_err(|e| io_error(&path, e))?;
         Ok((path, BufWriter::with_capacity(1 << 20, f)))
@@ -2469,7 +2481,7 @@ fn search_in(
                 .by_levels
                 .iter()
                 .flat_map(|g| g.files())
-                .filter_map(|(name, _)| name.rsplit(['-', '.']).nth(1)?.parse::<u64>().ok())
+                .filter_map(|(name, _)| Levels::number(name))
                 .max()
                 .map_or(0, |n| n + 1);
             (s.finished, s.by_levels) = (c.finished, c.by_levels);
@@ -2917,6 +2929,15 @@ mod tests {
         }
     }
 
+    /// Deal 11982's layered proof with 4 cells (its seeds flushed every 500 keys) within `limits`: with
+    /// every finished layer's file kept for lines, and with none (the seeds written lean from the start).
+    fn with_and_without_kept_files(limits: Limits) -> (LayeredResult, LayeredResult) {
+        let deal = Layout::deal(11982).unwrap();
+        let with = search(&deal, 4, limits, None, 500, kept(u64::MAX), None).unwrap();
+        let without = search(&deal, 4, limits, None, 500, kept(0), None).unwrap();
+        (with, without)
+    }
+
     /// Places that differ by a pattern a linear fold of the high word onto the low one cancels (a card's
     /// places in the high word, and the two cards they line up with in the low one, changed together)
     /// get different hashes: with the old fold, all 16,384 of this family shared one.
@@ -3218,8 +3239,7 @@ mod tests {
             max_millis: None,
         };
         let deal = Layout::deal(11982).unwrap();
-        let whole = search(&deal, 4, limits, None, 500, kept(u64::MAX), None).unwrap();
-        let without = search(&deal, 4, limits, None, 500, kept(0), None).unwrap();
+        let (whole, without) = with_and_without_kept_files(limits);
         assert!(
             whole.peak_disk > without.peak_disk,
             "{} {}",
@@ -3490,8 +3510,7 @@ mod tests {
             max_millis: None,
         };
         let deal = Layout::deal(11982).unwrap();
-        let full = search(&deal, 4, limits, None, 500, kept(u64::MAX), None).unwrap();
-        let lean = search(&deal, 4, limits, None, 500, kept(0), None).unwrap();
+        let (full, lean) = with_and_without_kept_files(limits);
         assert_eq!(
             (lean.outcome, lean.positions),
             (LayeredOutcome::Unsolvable, 61_643)
