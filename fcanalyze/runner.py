@@ -3,9 +3,9 @@
 A run is a job (``analyze`` or ``verify``) with a configuration over a range. The range is cut into
 fixed blocks of deal numbers (``shard_size`` deals, aligned: 1-1000, 1001-2000, ...), the same whatever
 the engine or the number of workers. Each block is one task; its tables come back to the parent, which
-writes them atomically and records them in ``run.json`` (with checksums) before taking the next result.
-Re-running the same command skips the blocks whose files verify and computes only the rest; a different
-configuration in the same directory is refused.
+writes them atomically and records them in the run file (``run.json``, with checksums) before taking the
+next result. Re-running the same command skips the blocks whose files verify and computes only the rest;
+a different configuration in the same directory is refused.
 
 Within a block, ``analyze`` sends a record per finished deal; the parent appends it to the block's journal
 (``OUT/journal/BLOCK.jsonl``), and a block interrupted half way starts again from its journal, recomputing
@@ -16,12 +16,10 @@ left open are searched again.
 
 from __future__ import annotations
 
-import platform
 import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fcanalyze import _core, records, tables
+from fcanalyze import _core, atomic, journal, records, runfile, shards
 from fcanalyze.deals import format_range, range_size
 from fcanalyze.engines import Engine, Progress, Report, Task
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS, classify
@@ -61,7 +59,7 @@ def plan(spans: list[tuple[int, int]], shard_size: int) -> list[tuple[str, tuple
             blocks.setdefault(b, []).append((a, end))
             a = end + 1
     return [
-        (tables.block_name(b * shard_size + 1, (b + 1) * shard_size), tuple(s))
+        (shards.block_name(b * shard_size + 1, (b + 1) * shard_size), tuple(s))
         for b, s in sorted(blocks.items())
     ]
 
@@ -174,9 +172,9 @@ def _left_open(record: dict[str, Any]) -> bool:
 
 def analyze_decided(out: Path, block: str) -> list[dict[str, Any]]:
     """Resume records of a finished block's deals that no budget left open."""
-    deals = pq.read_table(tables.shard_path(out, "deals", block)).to_pylist()
+    deals = pq.read_table(shards.path(out, "deals", block)).to_pylist()
     rows: dict[int, list[dict[str, Any]]] = {}
-    for row in pq.read_table(tables.shard_path(out, "searches", block)).to_pylist():
+    for row in pq.read_table(shards.path(out, "searches", block)).to_pylist():
         rows.setdefault(row["deal"], []).append(row)
     records_ = [{"deal": d["deal"], "deals": d, "searches": rows.get(d["deal"], [])} for d in deals]
     return [r for r in records_ if not _left_open(r)]
@@ -184,8 +182,8 @@ def analyze_decided(out: Path, block: str) -> list[dict[str, Any]]:
 
 def analyze_finish(out: Path, run: dict[str, Any]) -> dict[str, pa.Table]:
     """The ``unsolvable`` table: deals proven unsolvable with 4 cells, with their 4-cell proof's size."""
-    deals = tables.read_table(out, "deals")
-    searches = tables.read_table(out, "searches")
+    deals = shards.read_table(out, "deals")
+    searches = shards.read_table(out, "searches")
     bad = deals.filter(pc.equal(deals["difficulty"], "unsolvable"))
     proofs = searches.filter(
         pc.and_(pc.equal(searches["cells"], 4), pc.equal(searches["outcome"], "unsolvable"))
@@ -258,7 +256,7 @@ def verify_task(task: Task, report: Report) -> dict[str, Any]:
 
 def verify_finish(out: Path, run: dict[str, Any]) -> dict[str, pa.Table]:
     """The ``unsolvable`` table: the deals proven unsolvable, with the size of each proof."""
-    searches = tables.read_table(out, "searches")
+    searches = shards.read_table(out, "searches")
     bad = searches.filter(pc.equal(searches["outcome"], "unsolvable"))
     rows = {
         "deal": bad["deal"].to_pylist(),
@@ -331,65 +329,6 @@ class RunResult:
     counts: Counter[str] = field(default_factory=Counter)
 
 
-def _versions() -> dict[str, str]:
-    return {
-        "fcanalyze": _core.__version__,
-        "schema": str(records.SCHEMA_VERSION),
-        "python": platform.python_version(),
-        "pyarrow": pa.__version__,
-    }
-
-
-def _identity(job: str, range_text: str, config: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "job": job,
-        "range": range_text,
-        "config": config,
-        "fcanalyze": _core.__version__,
-        "schema": records.SCHEMA_VERSION,
-    }
-
-
-#: Budgets ``--redo-undecided`` may raise. They only cut a search short, so a deal that finishes within
-#: the smaller budget has the rows it would have had with the larger one from the start.
-RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
-
-
-def _raised_budgets(have: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
-    """The budgets of configuration `want` that are larger than those of the run's `have` (None, no time
-    limit, is the largest), or {} when `want` changes anything else or lowers a budget."""
-    raised = {}
-    for key in RAISABLE_BUDGETS:
-        old, new = have.get(key), want.get(key)
-        if old == new:
-            continue
-        if old is None or (new is not None and new < old):
-            return {}
-        raised[key] = new
-    others_equal = all(have.get(k) == v for k, v in want.items() if k not in RAISABLE_BUDGETS)
-    return raised if others_equal else {}
-
-
-def _check_compatible(path: Path, run: dict[str, Any], want: dict[str, Any]) -> None:
-    have = {k: run.get(k) for k in want}
-    if have == want:
-        return
-    diffs = []
-    for k in want:
-        if k == "config":
-            diffs += [
-                f"{c} {have['config'].get(c)!r} -> {v!r}"
-                for c, v in want["config"].items()
-                if (have.get("config") or {}).get(c) != v
-            ]
-        elif have[k] != want[k]:
-            diffs.append(f"{k} {have[k]!r} -> {want[k]!r}")
-    raise ValueError(
-        f"{path} holds a run with a different configuration ({'; '.join(diffs)}); "
-        "re-run with the same options or use a new --out directory"
-    )
-
-
 def run(
     job_name: str,
     spans: list[tuple[int, int]],
@@ -403,54 +342,39 @@ def run(
     """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there (whole shards,
     and the journaled deals of unfinished ones). With `redo_undecided`, the deals a budget left open in
     finished shards are searched again (with this version's searches, and with larger budgets if given:
-    run.json records each raise in ``budgets_raised``), and each such shard is replaced atomically once
+    the run file records each raise in ``budgets_raised``), and each such shard is replaced atomically once
     recomputed."""
     job = JOBS[job_name]
     out = Path(out)
     range_text = format_range(spans)
-    identity = _identity(job_name, range_text, config)
-    existing = tables.read_run(out)
+    identity = runfile.identity(job_name, range_text, config)
+    existing = runfile.read(out)
     if existing is not None:
-        raised = _raised_budgets(existing.get("config") or {}, config) if redo_undecided else {}
+        raised = runfile.raised_budgets(existing.get("config") or {}, config) if redo_undecided else {}
         if raised:
             # Larger budgets for the deals left open: the rows of the decided ones stand as they are.
-            _check_compatible(out / tables.RUN_FILE, existing, {**identity, "config": existing["config"]})
-            existing.setdefault("budgets_raised", []).append(
-                {
-                    "at": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "from": {k: existing["config"][k] for k in raised},
-                    "to": raised,
-                }
-            )
-            existing["config"] = config
-        _check_compatible(out / tables.RUN_FILE, existing, identity)
-        tables.remove_stale_temporaries(out)
-        manifest = existing
+            runfile.check_compatible(out, existing, {**identity, "config": existing["config"]})
+            runfile.raise_budgets(existing, config, raised)
+        runfile.check_compatible(out, existing, identity)
+        atomic.remove_stale_temporaries(out)
+        run_file = existing
     else:
         if out.exists() and any(out.iterdir()):
             raise ValueError(
                 f"{out} is not empty and holds no fcanalyze run; use an empty or new --out directory"
             )
-        manifest = {
-            "format": tables.RUN_FORMAT,
-            **identity,
-            "versions": _versions(),
-            "rules": records.RULES,
-            "deals": range_size(spans),
-            "shards": {},
-            "complete": False,
-        }
-    manifest["complete"] = False
-    result = RunResult(out=out, run=manifest)
-    journal = tables.Journal(out)
+        run_file = runfile.new(identity, range_size(spans))
+    run_file["complete"] = False
+    result = RunResult(out=out, run=run_file)
+    journals = journal.Journals(out)
     # Resumable files of the layered proofs in progress (a directory per deal).
-    scratch = out / tables.JOURNAL_DIR / "layered"
+    scratch = journal.scratch(out)
     if job.decided_records:
         scratch.mkdir(parents=True, exist_ok=True)
     tasks = []
     for block, block_spans in plan(spans, config["shard_size"]):
-        entry = manifest["shards"].get(block)
-        complete = entry is not None and tables.shard_is_complete(out, block, entry)
+        entry = run_file["shards"].get(block)
+        complete = entry is not None and runfile.shard_is_complete(out, block, entry)
         decided = (
             job.decided_records(out, block) if complete and redo_undecided and job.decided_records else None
         )
@@ -459,24 +383,24 @@ def run(
         else:
             redo = redo_undecided and entry is not None and entry["counts"].get("undecided", 0) > 0
         if complete and not redo:
-            journal.remove(block)  # left over when a run stopped right after writing the block
+            journals.remove(block)  # left over when a run stopped right after writing the block
             result.skipped += 1
             result.counts.update(entry["counts"])
             if on_skip:
                 on_skip(entry["deals"], entry["counts"])
             continue
-        resume = tables.read_journal(tables.journal_path(out, block)) if job.decided_records else []
+        resume = journal.read(journal.path(out, block)) if job.decided_records else []
         if redo_undecided:
             resume = [r for r in resume if not _left_open(r)]
         if complete and decided is not None:
-            # Journal the decided deals first: once the manifest forgets the block, they live there.
+            # Journal the decided deals first: once the run file forgets the block, they live there.
             have = {r["deal"] for r in resume}
             for record in decided:
                 if record["deal"] not in have:
-                    journal.append(block, record)
+                    journals.append(block, record)
                     resume.append(record)
-            journal.sync()
-        manifest["shards"].pop(block, None)
+            journals.sync()
+        run_file["shards"].pop(block, None)
         tasks.append(
             Task(
                 job=job_name,
@@ -491,31 +415,31 @@ def run(
     # Shards stopped part-way go last: a run is most often stopped in a long search, which would
     # otherwise hold back the shards not started yet (the tables do not depend on the order).
     tasks.sort(key=lambda task: bool(task.resume))
-    tables.write_json(out / tables.RUN_FILE, manifest)
+    runfile.write(out, run_file)
     try:
         for task, output in engine.run(
             job.run_task,
             tasks,
             on_progress or (lambda n, c: None),
-            lambda task, record: journal.append(task.block, record),
+            lambda task, record: journals.append(task.block, record),
         ):
             files = {
-                name: tables.write_table(tables.shard_path(out, name, task.block), output["tables"][name])
+                name: shards.write(shards.path(out, name, task.block), output["tables"][name])
                 for name in job.shard_tables
             }
-            manifest["shards"][task.block] = {"deals": task.deals, "files": files, "counts": output["counts"]}
-            tables.write_json(out / tables.RUN_FILE, manifest)
-            journal.remove(task.block)
+            run_file["shards"][task.block] = {"deals": task.deals, "files": files, "counts": output["counts"]}
+            runfile.write(out, run_file)
+            journals.remove(task.block)
             result.computed += 1
             result.counts.update(output["counts"])
     finally:
-        journal.close()
-    manifest["shards"] = dict(sorted(manifest["shards"].items()))
-    manifest["counts"] = {k: result.counts.get(k, 0) for k in job.counters}
-    manifest["tables"] = {
-        name: tables.write_table(out / name / f"{name}.parquet", table)
-        for name, table in job.finish(out, manifest).items()
+        journals.close()
+    run_file["shards"] = dict(sorted(run_file["shards"].items()))
+    run_file["counts"] = {k: result.counts.get(k, 0) for k in job.counters}
+    run_file["tables"] = {
+        name: shards.write(shards.derived_path(out, name), table)
+        for name, table in job.finish(out, run_file).items()
     }
-    manifest["complete"] = True
-    tables.write_json(out / tables.RUN_FILE, manifest)
+    run_file["complete"] = True
+    runfile.write(out, run_file)
     return result

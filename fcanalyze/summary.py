@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fcanalyze import published, records, tables
+from fcanalyze import published, records, runfile, shards
 from fcanalyze.deals import parse_range
 
 
@@ -35,7 +35,7 @@ def _compare(ours: dict[Any, int], theirs: dict[Any, int]) -> list[dict[str, Any
 def summarize(out: Path) -> dict[str, Any]:
     """Figures of the (complete or partial) run in `out`."""
     out = Path(out)
-    run = tables.read_run(out)
+    run = runfile.read(out)
     if run is None:
         raise ValueError(f"{out} holds no fcanalyze run")
     if not run.get("shards"):
@@ -48,7 +48,7 @@ def summarize(out: Path) -> dict[str, Any]:
         "budgets_raised": run.get("budgets_raised", []),
         "complete": run.get("complete", False),
     }
-    searches = tables.read_table(out, "searches")
+    searches = shards.read_table(out, "searches")
     stats["deals_done"] = sum(s["deals"] for s in run["shards"].values())
     stats["deals"] = run["deals"]
     per_cells = []
@@ -70,7 +70,7 @@ def summarize(out: Path) -> dict[str, Any]:
         for d, m in zip(slow["deal"].to_pylist(), slow["elapsed_ms_sum"].to_pylist(), strict=True)
     ]
     if run["job"] == "analyze":
-        deals = tables.read_table(out, "deals")
+        deals = shards.read_table(out, "deals")
         stats["classes"] = {
             c: int(pc.sum(pc.equal(deals["difficulty"], c)).as_py() or 0) for c in records.CLASSES
         }

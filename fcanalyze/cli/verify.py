@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import pyarrow.compute as pc
 
-from fcanalyze import published, runner, tables
+from fcanalyze import published, runner, shards
 from fcanalyze.cli import EXIT_OK, BadInput, cli
 from fcanalyze.cli.options import budget_options, echo_json, engine_options, format_option, open_engine
 from fcanalyze.cli.progress import Progress
@@ -95,7 +95,7 @@ def verify_unsolvable(
         raise BadInput(str(e)) from None
     finally:
         progress.close()
-    searches = tables.read_table(out, "searches")
+    searches = shards.read_table(out, "searches")
     proven = sorted(searches.filter(pc.equal(searches["outcome"], "unsolvable"))["deal"].to_pylist())
     undecided = sorted(searches.filter(pc.equal(searches["outcome"], "undecided"))["deal"].to_pylist())
     solved_but_listed = sorted(set(listed) - set(proven) - set(undecided))

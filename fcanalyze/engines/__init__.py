@@ -1,6 +1,6 @@
 """Engines run a pipeline's shard tasks: in-process (serial), on local worker processes, or on a Dask
 cluster. They share one interface, so every engine produces the same tables: a worker computes a
-shard and sends its tables back; only the parent writes files and the run manifest.
+shard and sends its tables back; only the parent writes files and the run file (run.json).
 
 A task may also send a *record* per finished deal (``report(1, counts, record)``). The local engines pass
 records to the parent as they come (``on_record``), which journals them so that a shard interrupted half
