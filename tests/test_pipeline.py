@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import fcanalyze_command, run_cli, sigint_as_in_a_terminal
 
-from fcanalyze import _core, journal, manifest, replay, runfile, runner, shards
+from fcanalyze import _core, games, journal, replay, runfile, runner, shards
 from fcanalyze.engines import SerialEngine
 from fcanalyze.records import SCHEMA_VERSION
 
@@ -377,7 +377,7 @@ def test_refuses_a_foreign_directory(tmp_path):
 def test_manifest_and_daily(reference, tmp_path):
     r = run_cli("manifest", str(reference), "-o", str(tmp_path / "m.json"))
     assert r.returncode == 0, r.stderr
-    doc = manifest.load(tmp_path / "m.json")
+    doc = games.load(tmp_path / "m.json")
     deals = pd.read_parquet(reference / "deals")
     for cls in ("easy", "normal", "hard"):
         assert doc["classes"][cls] == sorted(deals.loc[deals["difficulty"] == cls, "deal"])
@@ -399,21 +399,21 @@ def test_manifest_and_daily(reference, tmp_path):
     # Any solvable class by default, today's date in Japan.
     deal = int(run_cli("daily", "--manifest", m).stdout)
     assert deal not in doc["unsolvable"] + doc["undecided"]
-    assert manifest.daily(doc, manifest.today_in_japan(), "any") == deal
+    assert games.daily(doc, games.today_in_japan(), "any") == deal
 
 
 def test_manifest_validation_catches_defects(reference):
-    doc = manifest.build(reference)
-    manifest.validate(doc)
+    doc = games.build(reference)
+    games.validate(doc)
     bad = json.loads(json.dumps(doc))
     bad["classes"]["easy"] = sorted([*bad["classes"]["easy"], bad["classes"]["hard"][0]])
     bad["counts"]["easy"] += 1
     with pytest.raises(ValueError, match="shares deals"):
-        manifest.validate(bad)
+        games.validate(bad)
     bad = json.loads(json.dumps(doc))
     bad["counts"]["hard"] += 1
     with pytest.raises(ValueError, match="counts"):
-        manifest.validate(bad)
+        games.validate(bad)
 
 
 def test_manifest_refuses_an_incomplete_run(tmp_path):

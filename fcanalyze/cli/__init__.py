@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> None:
 # Commands register themselves on `cli`.
 from fcanalyze.cli import analyze as _analyze  # noqa: E402,F401
 from fcanalyze.cli import deal as _deal  # noqa: E402,F401
+from fcanalyze.cli import games as _games  # noqa: E402,F401
 from fcanalyze.cli import hint as _hint  # noqa: E402,F401
-from fcanalyze.cli import manifest as _manifest  # noqa: E402,F401
 from fcanalyze.cli import solve as _solve  # noqa: E402,F401
 from fcanalyze.cli import summary as _summary  # noqa: E402,F401
 from fcanalyze.cli import verify as _verify  # noqa: E402,F401

@@ -1,4 +1,5 @@
-"""The manifest the games consume (Easy / Normal / Hard deal lists) and the daily deal pick.
+"""The games' file, ``manifest.json``: the Easy / Normal / Hard deal lists the games consume, and the
+daily deal pick.
 
 Schema ``fcanalyze-manifest/1`` (JSON object)::
 
