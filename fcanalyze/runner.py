@@ -95,30 +95,7 @@ def _classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, thread
         # Each layered proof that decided removed its files; one that ran out of a budget (disk, positions,
         # time) left them, for --redo-undecided to go on from its checkpoint.
         shutil.rmtree(checkpoint, ignore_errors=True)
-    sol = c.solution
-    row = {
-        "deal": deal,
-        "min_cells": c.min_cells,
-        "min_cells_lower": c.lower,
-        "min_cells_upper": c.upper,
-        "difficulty": records.difficulty(c.lower, c.upper),
-        "moves": sol.move_count if sol else None,
-        "solution": sol.notation if sol else None,
-        "positions": c.positions,
-    }
-    searches = [
-        {
-            "deal": deal,
-            "cells": s.cells,
-            "outcome": s.outcome,
-            "positions": s.positions,
-            "moves": s.move_count if s.outcome == "solved" else None,
-            "elapsed_ms": s.elapsed_ms,
-            "exhausted": s.exhausted,
-        }
-        for s in c.searches
-    ]
-    return {"deal": deal, "deals": row, "searches": searches}
+    return {"deal": deal, "deals": records.deal_row(c), "searches": records.search_rows(c)}
 
 
 def _order(task: Task, resumed: dict[int, dict[str, Any]]) -> list[int]:
@@ -139,25 +116,17 @@ def analyze_task(task: Task, report: Report) -> dict[str, Any]:
     """Classify every deal of one shard (runs in a worker), taking the deals of ``task.resume`` as done."""
     cfg = task.config
     resumed = {r["deal"]: r for r in task.resume}
-    deals: dict[str, list] = {f.name: [] for f in records.DEALS}
-    searches: dict[str, list] = {f.name: [] for f in records.SEARCHES}
     counts: Counter[str] = Counter()
     done: dict[int, dict[str, Any]] = {}
     for deal in _order(task, resumed):
         record = done[deal] = resumed.get(deal) or _classify_record(deal, cfg, task.scratch, task.threads)
         report(1, {record["deals"]["difficulty"]: 1}, None if deal in resumed else record)
-    for deal in _deals(task):
-        record = done[deal]
-        for col in deals:
-            deals[col].append(record["deals"][col])
-        for row in record["searches"]:
-            for col in searches:
-                searches[col].append(row[col])
-        counts[record["deals"]["difficulty"]] += 1
+    finished = [done[deal] for deal in _deals(task)]
+    counts.update(record["deals"]["difficulty"] for record in finished)
     return {
         "tables": {
-            "deals": records.to_table("deals", deals, cfg),
-            "searches": records.to_table("searches", searches, cfg),
+            "deals": records.to_table("deals", [r["deals"] for r in finished], cfg),
+            "searches": records.to_table("searches", [s for r in finished for s in r["searches"]], cfg),
         },
         "counts": dict(counts),
     }
@@ -189,11 +158,10 @@ def analyze_finish(out: Path, run: dict[str, Any]) -> dict[str, pa.Table]:
         pc.and_(pc.equal(searches["cells"], 4), pc.equal(searches["outcome"], "unsolvable"))
     )
     positions = dict(zip(proofs["deal"].to_pylist(), proofs["positions"].to_pylist(), strict=True))
-    rows = {
-        "deal": bad["deal"].to_pylist(),
-        "positions": [positions[d] for d in bad["deal"].to_pylist()],
-        "min_cells": bad["min_cells"].to_pylist(),
-    }
+    rows = [
+        records.unsolvable_row(deal, positions[deal], min_cells)
+        for deal, min_cells in zip(bad["deal"].to_pylist(), bad["min_cells"].to_pylist(), strict=True)
+    ]
     return {"unsolvable": records.to_table("unsolvable", rows, run["config"])}
 
 
@@ -216,7 +184,7 @@ VERIFY_CHUNK = 100  # deals per core call: small enough for a lively progress ba
 def verify_task(task: Task, report: Report) -> dict[str, Any]:
     """Solve every deal of one shard with 4 cells; search to the end each one the fast budget leaves open."""
     cfg = task.config
-    rows: dict[str, list] = {f.name: [] for f in records.SEARCHES}
+    rows: list[records.SearchRow] = []
     counts: Counter[str] = Counter()
     deals = _deals(task)
     for i in range(0, len(deals), VERIFY_CHUNK):
@@ -238,16 +206,7 @@ def verify_task(task: Task, report: Report) -> dict[str, Any]:
                     p["exhausted"],
                 )
                 elapsed += p["elapsed_ms"]
-            for col, value in (
-                ("deal", deal),
-                ("cells", 4),
-                ("outcome", outcome),
-                ("positions", positions),
-                ("moves", moves if outcome == "solved" else None),
-                ("elapsed_ms", elapsed),
-                ("exhausted", exhausted),
-            ):
-                rows[col].append(value)
+            rows.append(records.search_row(deal, 4, outcome, positions, moves, elapsed, exhausted))
             chunk_counts[outcome] += 1
         counts.update(chunk_counts)
         report(len(chunk), dict(chunk_counts))
@@ -258,11 +217,10 @@ def verify_finish(out: Path, run: dict[str, Any]) -> dict[str, pa.Table]:
     """The ``unsolvable`` table: the deals proven unsolvable, with the size of each proof."""
     searches = shards.read_table(out, "searches")
     bad = searches.filter(pc.equal(searches["outcome"], "unsolvable"))
-    rows = {
-        "deal": bad["deal"].to_pylist(),
-        "positions": bad["positions"].to_pylist(),
-        "min_cells": [None] * bad.num_rows,
-    }
+    rows = [
+        records.unsolvable_row(deal, positions, None)
+        for deal, positions in zip(bad["deal"].to_pylist(), bad["positions"].to_pylist(), strict=True)
+    ]
     return {"unsolvable": records.to_table("unsolvable", rows, run["config"])}
 
 
