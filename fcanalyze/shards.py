@@ -25,6 +25,8 @@ import pyarrow.parquet as pq
 from fcanalyze import atomic
 
 COMPRESSION = "zstd"
+#: Deals per shard unless a run says otherwise.
+DEFAULT_SIZE = 1000
 
 
 def block_name(first: int, last: int) -> str:

@@ -19,7 +19,8 @@ import pytest
 from conftest import fcanalyze_command, run_cli, sigint_as_in_a_terminal
 
 from fcanalyze import _core, games, journal, replay, runfile, runner, shards
-from fcanalyze.engines import SerialEngine
+from fcanalyze.engines import SerialEngine, Task
+from fcanalyze.jobs import analyze as analyze_job
 from fcanalyze.records import SCHEMA_VERSION
 
 # Small budgets keep these tests quick; positions budgets (unlike time) keep them deterministic.
@@ -479,7 +480,7 @@ def test_a_shard_stopped_part_way_runs_after_the_others(tmp_path):
     """A run stopped after journaling one deal of shard 1-4 goes on with shards 5-8 and 9-12 before
     finishing 1-4 from its journal (a run is most often stopped in a long search)."""
     out = tmp_path / "o"
-    config = runner.analyze_config(shard_size=4)
+    config = analyze_job.config(shard_size=4)
 
     with pytest.raises(_Stop):
         runner.run("analyze", [(1, 12)], out, StopAfterOneDeal(), config)
@@ -501,7 +502,7 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     likely cut short (and a deal with a layered proof's checkpoint goes last too); the rows are the same
     as a run without a stop."""
     out = tmp_path / "o"
-    config = runner.analyze_config(shard_size=4)
+    config = analyze_job.config(shard_size=4)
 
     with pytest.raises(_Stop):
         runner.run("analyze", [(1, 4)], out, StopAfterOneDeal(), config)
@@ -524,13 +525,11 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     scratch = tmp_path / "scratch"
     (scratch / "6" / "cells-1").mkdir(parents=True)
     (scratch / "6" / "cells-1" / "checkpoint").write_text("")
-    task = runner.Task(
-        job="analyze", config=config, block="b", spans=((5, 8),), resume=(), scratch=str(scratch)
-    )
-    assert runner._order(task, {}) == [5, 7, 8, 6]
+    task = Task(job="analyze", config=config, block="b", spans=((5, 8),), resume=(), scratch=str(scratch))
+    assert analyze_job.order(task, {}) == [5, 7, 8, 6]
     resumed = {5: {}}
-    assert runner._order(task, resumed) == [5, 7, 8, 6]
-    assert runner._order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
+    assert analyze_job.order(task, resumed) == [5, 7, 8, 6]
+    assert analyze_job.order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
 
 
 def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
@@ -604,7 +603,7 @@ def test_a_worker_s_layered_proofs_get_the_cores_it_has_to_itself(tmp_path):
             seen.extend(task.threads for task in tasks)
             yield from super().run(fn, tasks, on_progress, on_record)
 
-    runner.run("analyze", [(1, 8)], tmp_path / "o", Recording(), runner.analyze_config(shard_size=4))
+    runner.run("analyze", [(1, 8)], tmp_path / "o", Recording(), analyze_job.config(shard_size=4))
     assert seen == [cores, cores]
 
 

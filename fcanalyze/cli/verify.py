@@ -12,6 +12,7 @@ from fcanalyze.cli import EXIT_OK, BadInput, cli
 from fcanalyze.cli.options import budget_options, echo_json, engine_options, format_option, open_engine
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_deal_number, parse_range, range_size
+from fcanalyze.jobs import verify as verify_job
 
 
 def read_expected(path: Path) -> list[int]:
@@ -50,7 +51,7 @@ def read_expected(path: Path) -> list[int]:
 @click.option(
     "--shard-size",
     type=click.IntRange(1, 10**7),
-    default=runner.DEFAULT_SHARD_SIZE,
+    default=shards.DEFAULT_SIZE,
     show_default=True,
     help="Deals per shard file.",
 )
@@ -78,14 +79,14 @@ def verify_unsolvable(
     Tables (searches, unsolvable) and run.json go to --out; re-running the same command resumes."""
     try:
         spans = parse_range(range_text)
-        config = runner.verify_config(
-            max_positions or runner.verify_config()["max_positions"], time_limit_ms, shard_size
+        config = verify_job.config(
+            max_positions or verify_job.config()["max_positions"], time_limit_ms, shard_size
         )
     except ValueError as e:
         raise BadInput(str(e)) from None
     listed = read_expected(expected) if expected else published.known_unsolvable_in(spans)
     listed = [d for d in listed if any(a <= d <= b for a, b in spans)]
-    progress = Progress(range_size(spans), runner.VERIFY_COUNTERS, quiet, "verify")
+    progress = Progress(range_size(spans), verify_job.COUNTERS, quiet, "verify")
     try:
         with open_engine(engine, workers, scheduler) as eng:
             result = runner.run(
@@ -104,7 +105,7 @@ def verify_unsolvable(
     report = {
         "range": result.run["range"],
         "deals": range_size(spans),
-        "counts": {k: result.counts.get(k, 0) for k in runner.VERIFY_COUNTERS},
+        "counts": {k: result.counts.get(k, 0) for k in verify_job.COUNTERS},
         "expected": listed,
         "proven_unsolvable": proven,
         "solved_although_listed": solved_but_listed,
