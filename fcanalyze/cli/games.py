@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from fcanalyze import games
-from fcanalyze.cli import BadInput, cli
+from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.options import echo_json, format_option
 
 
-@cli.command()
+@click.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--output",
@@ -44,7 +44,7 @@ def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.d
         raise click.BadParameter(f"{value!r} is not a date (expected YYYY-MM-DD)") from None
 
 
-@cli.command()
+@click.command()
 @click.option(
     "--manifest",
     "manifest_path",

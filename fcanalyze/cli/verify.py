@@ -8,7 +8,7 @@ import click
 import pyarrow.compute as pc
 
 from fcanalyze import published, runner, shards
-from fcanalyze.cli import EXIT_OK, BadInput, cli
+from fcanalyze.cli.errors import EXIT_OK, BadInput
 from fcanalyze.cli.options import budget_options, echo_json, engine_options, format_option, open_engine
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_deal_number, parse_range, range_size
@@ -32,7 +32,7 @@ def read_expected(path: Path) -> list[int]:
     return sorted(set(deals))
 
 
-@cli.command("verify-unsolvable", context_settings={"ignore_unknown_options": True})
+@click.command("verify-unsolvable", context_settings={"ignore_unknown_options": True})
 @click.argument("range_text", metavar="[RANGE]", default="1-1000000")
 @click.option(
     "--expected",
