@@ -20,7 +20,7 @@ from typing import Any
 import multiprocess
 from multiprocess.connection import wait
 
-from fcanalyze.engines import Engine, EngineError, OnRecord, Progress, Task, TaskFn
+from fcanalyze.engines.base import Engine, EngineError, OnRecord, Progress, Task, TaskFn
 
 MAX_ATTEMPTS = 3
 REPORT_EVERY = 0.25  # seconds between progress messages from a worker
