@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import pyarrow.compute as pc
@@ -96,40 +97,49 @@ def verify_unsolvable(
         raise BadInput(str(e)) from None
     finally:
         progress.close()
+    report = compare(out, result, listed, range_size(spans))
+    if fmt == "json":
+        echo_json(report)
+    else:
+        echo_report(report)
+    return EXIT_OK if report["agree"] else 1
+
+
+def compare(out: Path, result: runner.RunResult, listed: list[int], deals: int) -> dict[str, Any]:
+    """The report: the run's counts, and its proven set against the `listed` deals."""
     searches = shards.read_table(out, "searches")
     proven = sorted(searches.filter(pc.equal(searches["outcome"], "unsolvable"))["deal"].to_pylist())
     undecided = sorted(searches.filter(pc.equal(searches["outcome"], "undecided"))["deal"].to_pylist())
     solved_but_listed = sorted(set(listed) - set(proven) - set(undecided))
     unlisted = sorted(set(proven) - set(listed))
-    agree = not (solved_but_listed or unlisted or undecided)
-    report = {
+    return {
         "range": result.run["range"],
-        "deals": range_size(spans),
+        "deals": deals,
         "counts": {k: result.counts.get(k, 0) for k in verify_job.COUNTERS},
         "expected": listed,
         "proven_unsolvable": proven,
         "solved_although_listed": solved_but_listed,
         "unsolvable_although_not_listed": unlisted,
         "undecided": undecided,
-        "agree": agree,
+        "agree": not (solved_but_listed or unlisted or undecided),
     }
-    if fmt == "json":
-        echo_json(report)
-    else:
-        c = report["counts"]
-        click.echo(
-            f"deals {report['range']}, 4 free cells: {c['solved']:,} solved, {c['unsolvable']:,} proven "
-            f"unsolvable, {c['undecided']:,} undecided"
-        )
-        click.echo(f"proven unsolvable: {', '.join(map(str, proven)) or 'none'}")
-        if agree:
-            click.echo(f"agreement: the proven set is exactly the {len(listed)} listed deal(s)")
-        else:
-            for label, deals in (
-                ("solved although listed", solved_but_listed),
-                ("unsolvable although not listed", unlisted),
-                ("undecided", undecided),
-            ):
-                if deals:
-                    click.echo(f"DISAGREEMENT: {label}: {', '.join(map(str, deals))}")
-    return EXIT_OK if agree else 1
+
+
+def echo_report(report: dict[str, Any]) -> None:
+    """Print the report as text: the counts, the proven deals, and the agreement or each disagreement."""
+    c = report["counts"]
+    click.echo(
+        f"deals {report['range']}, 4 free cells: {c['solved']:,} solved, {c['unsolvable']:,} proven "
+        f"unsolvable, {c['undecided']:,} undecided"
+    )
+    click.echo(f"proven unsolvable: {', '.join(map(str, report['proven_unsolvable'])) or 'none'}")
+    if report["agree"]:
+        click.echo(f"agreement: the proven set is exactly the {len(report['expected'])} listed deal(s)")
+        return
+    for label, key in (
+        ("solved although listed", "solved_although_listed"),
+        ("unsolvable although not listed", "unsolvable_although_not_listed"),
+        ("undecided", "undecided"),
+    ):
+        if report[key]:
+            click.echo(f"DISAGREEMENT: {label}: {', '.join(map(str, report[key]))}")
