@@ -1,8 +1,12 @@
-"""The records fcanalyze writes, with their explicit Arrow schemas (never inferred).
+"""The records fcanalyze writes, with their explicit Arrow schemas (never inferred), and the one place
+where a search's result becomes a row.
 
 - ``deals``: one row per deal, the exact minimum number of free cells (or proven bounds) and the class;
 - ``searches``: one row per deal and cell count searched;
 - ``unsolvable``: the deals proven unsolvable with 4 free cells.
+
+A row is a typed dict (`DealRow`, `SearchRow`, `UnsolvableRow`): plain values, so that it pickles to and
+from workers and goes into a journal as JSON unchanged.
 
 Every file carries the schema version, the rules and the run configuration in its metadata, and no
 timestamp, so that the same run gives the same bytes.
@@ -11,11 +15,15 @@ timestamp, so that the same run gives the same bytes.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import pyarrow as pa
 
 from fcanalyze import _core
+
+if TYPE_CHECKING:
+    from fcanalyze.solve import Classification, Outcome
 
 SCHEMA_VERSION = 1
 RULES = (
@@ -64,6 +72,39 @@ UNSOLVABLE = pa.schema(
 SCHEMAS: dict[str, pa.Schema] = {"deals": DEALS, "searches": SEARCHES, "unsolvable": UNSOLVABLE}
 
 
+class DealRow(TypedDict):
+    """A row of ``deals`` (`DEALS`)."""
+
+    deal: int
+    min_cells: int | None
+    min_cells_lower: int
+    min_cells_upper: int | None
+    difficulty: Difficulty
+    moves: int | None
+    solution: str | None
+    positions: int
+
+
+class SearchRow(TypedDict):
+    """A row of ``searches`` (`SEARCHES`)."""
+
+    deal: int
+    cells: int
+    outcome: Outcome
+    positions: int
+    moves: int | None
+    elapsed_ms: float
+    exhausted: str | None
+
+
+class UnsolvableRow(TypedDict):
+    """A row of ``unsolvable`` (`UNSOLVABLE`)."""
+
+    deal: int
+    positions: int
+    min_cells: int | None
+
+
 def class_of(min_cells: int) -> Difficulty:
     """The class the games show for a deal needing `min_cells` free cells (SPEC §4)."""
     if min_cells <= 1:
@@ -95,7 +136,56 @@ def metadata(config: dict[str, Any]) -> dict[bytes, bytes]:
     }
 
 
-def to_table(name: str, rows: dict[str, list], config: dict[str, Any]) -> pa.Table:
-    """A table of `name`'s schema from columns, with fcanalyze's metadata."""
+def to_table(name: str, rows: Sequence[Mapping[str, Any]], config: dict[str, Any]) -> pa.Table:
+    """A table of `name`'s schema from its rows, with fcanalyze's metadata."""
     schema = SCHEMAS[name].with_metadata(metadata(config))
-    return pa.Table.from_pydict(rows, schema=schema)
+    return pa.Table.from_pydict({f.name: [row[f.name] for row in rows] for f in schema}, schema=schema)
+
+
+def deal_row(c: Classification) -> DealRow:
+    """The ``deals`` row of a deal's classification."""
+    sol = c.solution
+    return {
+        "deal": c.deal,
+        "min_cells": c.min_cells,
+        "min_cells_lower": c.lower,
+        "min_cells_upper": c.upper,
+        "difficulty": difficulty(c.lower, c.upper),
+        "moves": sol.move_count if sol else None,
+        "solution": sol.notation if sol else None,
+        "positions": c.positions,
+    }
+
+
+def search_row(
+    deal: int,
+    cells: int,
+    outcome: Outcome,
+    positions: int,
+    move_count: int,
+    elapsed_ms: float,
+    exhausted: str | None,
+) -> SearchRow:
+    """The ``searches`` row of one search of `deal` with `cells` cells (moves only when solved)."""
+    return {
+        "deal": deal,
+        "cells": cells,
+        "outcome": outcome,
+        "positions": positions,
+        "moves": move_count if outcome == "solved" else None,
+        "elapsed_ms": elapsed_ms,
+        "exhausted": exhausted,
+    }
+
+
+def search_rows(c: Classification) -> list[SearchRow]:
+    """The ``searches`` rows of a deal's classification, one per search."""
+    return [
+        search_row(c.deal, s.cells, s.outcome, s.positions, s.move_count, s.elapsed_ms, s.exhausted)
+        for s in c.searches
+    ]
+
+
+def unsolvable_row(deal: int, positions: int, min_cells: int | None) -> UnsolvableRow:
+    """The ``unsolvable`` row of a deal proven unsolvable with 4 cells by a proof of `positions`."""
+    return {"deal": deal, "positions": positions, "min_cells": min_cells}

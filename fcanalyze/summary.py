@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fcanalyze import published, records, tables
+from fcanalyze import published, records, runfile, shards
 from fcanalyze.deals import parse_range
 
 
@@ -35,7 +35,7 @@ def _compare(ours: dict[Any, int], theirs: dict[Any, int]) -> list[dict[str, Any
 def summarize(out: Path) -> dict[str, Any]:
     """Figures of the (complete or partial) run in `out`."""
     out = Path(out)
-    run = tables.read_run(out)
+    run = runfile.read(out)
     if run is None:
         raise ValueError(f"{out} holds no fcanalyze run")
     if not run.get("shards"):
@@ -48,75 +48,72 @@ def summarize(out: Path) -> dict[str, Any]:
         "budgets_raised": run.get("budgets_raised", []),
         "complete": run.get("complete", False),
     }
-    searches = tables.read_table(out, "searches")
+    searches = shards.read_table(out, "searches")
     stats["deals_done"] = sum(s["deals"] for s in run["shards"].values())
     stats["deals"] = run["deals"]
+    stats.update(_search_figures(searches))
+    if run["job"] == "analyze":
+        stats.update(_deal_figures(shards.read_table(out, "deals")))
+        stats["published"] = _published_analyze(spans, stats, run)
+    else:
+        stats.update(_outcome_figures(searches))
+        stats["published"] = _published_unsolvable(spans, stats) + _published_moves(stats)
+    return stats
+
+
+def _count(column: pa.ChunkedArray, value: Any) -> int:
+    return int(pc.sum(pc.equal(column, value)).as_py() or 0)
+
+
+def _search_figures(searches: pa.Table) -> dict[str, Any]:
+    """Per cell count: outcomes, positions and CPU time; the time per deal and the slowest deals."""
     per_cells = []
     for k in sorted(set(searches["cells"].to_pylist())):
         s = searches.filter(pc.equal(searches["cells"], k))
         row: dict[str, Any] = {"cells": k}
         for outcome in ("solved", "unsolvable", "undecided"):
-            row[outcome] = int(pc.sum(pc.equal(s["outcome"], outcome)).as_py() or 0)
+            row[outcome] = _count(s["outcome"], outcome)
         row["positions"] = _quantiles(s["positions"])
         row["cpu_s"] = float(pc.sum(s["elapsed_ms"]).as_py() or 0) / 1e3
         per_cells.append(row)
-    stats["searches"] = per_cells
-    stats["cpu_s"] = float(pc.sum(searches["elapsed_ms"]).as_py() or 0) / 1e3
     per_deal_ms = searches.group_by("deal").aggregate([("elapsed_ms", "sum")])
-    stats["ms_per_deal"] = _quantiles(per_deal_ms["elapsed_ms_sum"])
     slow = per_deal_ms.sort_by([("elapsed_ms_sum", "descending")]).slice(0, 10)
-    stats["slowest"] = [
-        {"deal": d, "ms": round(m, 1)}
-        for d, m in zip(slow["deal"].to_pylist(), slow["elapsed_ms_sum"].to_pylist(), strict=True)
-    ]
-    if run["job"] == "analyze":
-        deals = tables.read_table(out, "deals")
-        stats["classes"] = {
-            c: int(pc.sum(pc.equal(deals["difficulty"], c)).as_py() or 0) for c in records.CLASSES
-        }
-        exact = deals.filter(pc.is_valid(deals["min_cells"]))
-        stats["min_cells"] = {int(k): int(v) for k, v in zip(*_value_counts(exact["min_cells"]), strict=True)}
-        stats["bounds_only"] = deals.num_rows - exact.num_rows
-        stats["moves"] = _quantiles(deals.filter(pc.is_valid(deals["moves"]))["moves"])
-        stats["unsolvable_deals"] = deals.filter(pc.equal(deals["difficulty"], "unsolvable"))[
-            "deal"
-        ].to_pylist()
-        stats["undecided_deals"] = deals.filter(pc.equal(deals["difficulty"], "undecided"))[
-            "deal"
-        ].to_pylist()
-        stats["published"] = _published_analyze(spans, stats, run)
-    else:
-        stats["outcomes"] = {
-            o: int(pc.sum(pc.equal(searches["outcome"], o)).as_py() or 0)
-            for o in ("solved", "unsolvable", "undecided")
-        }
-        bad = searches.filter(pc.equal(searches["outcome"], "unsolvable"))
-        stats["unsolvable_deals"] = bad["deal"].to_pylist()
-        stats["proof_positions"] = dict(
-            zip(bad["deal"].to_pylist(), bad["positions"].to_pylist(), strict=True)
-        )
-        stats["undecided_deals"] = searches.filter(pc.equal(searches["outcome"], "undecided"))[
-            "deal"
-        ].to_pylist()
-        moves = searches.filter(pc.is_valid(searches["moves"]))["moves"]
-        stats["moves"] = _quantiles(moves)
-        stats["moves_histogram"] = _histogram(moves)
-        stats["published"] = _published_unsolvable(spans, stats)
-        if stats["moves"]:
-            stats["published"].append(
-                {
-                    "what": "mean solution length (macroxue/freecell, near-optimal, 1-1,000,000)",
-                    "rows": [
-                        {
-                            "key": "mean moves",
-                            "ours": round(stats["moves"]["mean"], 2),
-                            "published": published.NEAR_OPTIMAL_MEAN_MOVES,
-                            "match": None,
-                        }
-                    ],
-                }
-            )
-    return stats
+    return {
+        "searches": per_cells,
+        "cpu_s": float(pc.sum(searches["elapsed_ms"]).as_py() or 0) / 1e3,
+        "ms_per_deal": _quantiles(per_deal_ms["elapsed_ms_sum"]),
+        "slowest": [
+            {"deal": d, "ms": round(m, 1)}
+            for d, m in zip(slow["deal"].to_pylist(), slow["elapsed_ms_sum"].to_pylist(), strict=True)
+        ],
+    }
+
+
+def _deal_figures(deals: pa.Table) -> dict[str, Any]:
+    """An ``analyze`` run's classes, exact minimum cells, solution lengths, unsolvable and undecided deals."""
+    exact = deals.filter(pc.is_valid(deals["min_cells"]))
+    return {
+        "classes": {c: _count(deals["difficulty"], c) for c in records.CLASSES},
+        "min_cells": {int(k): int(v) for k, v in zip(*_value_counts(exact["min_cells"]), strict=True)},
+        "bounds_only": deals.num_rows - exact.num_rows,
+        "moves": _quantiles(deals.filter(pc.is_valid(deals["moves"]))["moves"]),
+        "unsolvable_deals": deals.filter(pc.equal(deals["difficulty"], "unsolvable"))["deal"].to_pylist(),
+        "undecided_deals": deals.filter(pc.equal(deals["difficulty"], "undecided"))["deal"].to_pylist(),
+    }
+
+
+def _outcome_figures(searches: pa.Table) -> dict[str, Any]:
+    """A ``verify`` run's outcomes, proofs, undecided deals and solution lengths."""
+    bad = searches.filter(pc.equal(searches["outcome"], "unsolvable"))
+    moves = searches.filter(pc.is_valid(searches["moves"]))["moves"]
+    return {
+        "outcomes": {o: _count(searches["outcome"], o) for o in ("solved", "unsolvable", "undecided")},
+        "unsolvable_deals": bad["deal"].to_pylist(),
+        "proof_positions": dict(zip(bad["deal"].to_pylist(), bad["positions"].to_pylist(), strict=True)),
+        "undecided_deals": searches.filter(pc.equal(searches["outcome"], "undecided"))["deal"].to_pylist(),
+        "moves": _quantiles(moves),
+        "moves_histogram": _histogram(moves),
+    }
 
 
 def _histogram(moves: pa.ChunkedArray, width: int = 10) -> list[dict[str, int]]:
@@ -167,12 +164,42 @@ def _published_unsolvable(spans: list[tuple[int, int]], stats: dict[str, Any]) -
     ]
 
 
+def _published_moves(stats: dict[str, Any]) -> list[dict[str, Any]]:
+    if not stats["moves"]:
+        return []
+    return [
+        {
+            "what": "mean solution length (macroxue/freecell, near-optimal, 1-1,000,000)",
+            "rows": [
+                {
+                    "key": "mean moves",
+                    "ours": round(stats["moves"]["mean"], 2),
+                    "published": published.NEAR_OPTIMAL_MEAN_MOVES,
+                    "match": None,
+                }
+            ],
+        }
+    ]
+
+
 def _fmt(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:,.2f}".rstrip("0").rstrip(".")
 
 
 def render(stats: dict[str, Any]) -> str:
     """The summary as Markdown."""
+    lines = _render_run(stats)
+    if "classes" in stats:
+        lines += _render_classes(stats)
+    if "outcomes" in stats:
+        lines += _render_outcomes(stats)
+    lines += _render_searches(stats)
+    if stats.get("published"):
+        lines += _render_published(stats["published"])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _render_run(stats: dict[str, Any]) -> list[str]:
     lines = [f"# fcanalyze summary: deals {stats['range']} ({stats['job']})", ""]
     cfg = stats["config"]
     lines.append(f"- configuration: {', '.join(f'{k} {v}' for k, v in cfg.items())}")
@@ -187,45 +214,53 @@ def render(stats: dict[str, Any]) -> str:
         f"- search CPU time: {stats['cpu_s']:,.1f} s; per deal (ms): "
         + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["ms_per_deal"].items())
     )
-    if "classes" in stats:
-        lines += ["", "## Classes", "", "| class | deals |", "| --- | ---: |"]
-        lines += [f"| {c} | {n:,} |" for c, n in stats["classes"].items()]
-        lines += ["", "## Minimum free cells (exact)", "", "| min cells | deals |", "| ---: | ---: |"]
-        lines += [f"| {k} | {n:,} |" for k, n in stats["min_cells"].items()]
-        lines.append(f"| bounds only | {stats['bounds_only']:,} |")
-        if stats["moves"]:
-            lines += [
-                "",
-                "Solution length at the minimum number of cells (player moves, automatic moves not "
-                "counted, supermoves once): "
-                + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items()),
-            ]
+    return lines
+
+
+def _render_classes(stats: dict[str, Any]) -> list[str]:
+    lines = ["", "## Classes", "", "| class | deals |", "| --- | ---: |"]
+    lines += [f"| {c} | {n:,} |" for c, n in stats["classes"].items()]
+    lines += ["", "## Minimum free cells (exact)", "", "| min cells | deals |", "| ---: | ---: |"]
+    lines += [f"| {k} | {n:,} |" for k, n in stats["min_cells"].items()]
+    lines.append(f"| bounds only | {stats['bounds_only']:,} |")
+    if stats["moves"]:
         lines += [
             "",
-            f"Unsolvable with 4 cells: {', '.join(map(str, stats['unsolvable_deals'])) or 'none'}.",
-            f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}.",
+            "Solution length at the minimum number of cells (player moves, automatic moves not "
+            "counted, supermoves once): " + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items()),
         ]
-    if "outcomes" in stats:
-        o = stats["outcomes"]
-        lines += ["", "## Outcomes with 4 free cells", "", "| outcome | deals |", "| --- | ---: |"]
-        lines += [f"| {k} | {v:,} |" for k, v in o.items()]
-        proofs = ", ".join(f"{d} ({p:,} positions)" for d, p in stats["proof_positions"].items())
-        lines += [
-            "",
-            f"Proven unsolvable: {proofs or 'none'}.",
-            f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}.",
-        ]
-        if stats["moves"]:
-            lines += [
-                "",
-                "Solution length (player moves, automatic moves not counted, supermoves once): "
-                + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items()),
-                "",
-                "| moves | deals |",
-                "| ---: | ---: |",
-            ]
-            lines += [f"| {b['from']}-{b['from'] + 9} | {b['deals']:,} |" for b in stats["moves_histogram"]]
     lines += [
+        "",
+        f"Unsolvable with 4 cells: {', '.join(map(str, stats['unsolvable_deals'])) or 'none'}.",
+        f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}.",
+    ]
+    return lines
+
+
+def _render_outcomes(stats: dict[str, Any]) -> list[str]:
+    lines = ["", "## Outcomes with 4 free cells", "", "| outcome | deals |", "| --- | ---: |"]
+    lines += [f"| {k} | {v:,} |" for k, v in stats["outcomes"].items()]
+    proofs = ", ".join(f"{d} ({p:,} positions)" for d, p in stats["proof_positions"].items())
+    lines += [
+        "",
+        f"Proven unsolvable: {proofs or 'none'}.",
+        f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}.",
+    ]
+    if stats["moves"]:
+        lines += [
+            "",
+            "Solution length (player moves, automatic moves not counted, supermoves once): "
+            + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["moves"].items()),
+            "",
+            "| moves | deals |",
+            "| ---: | ---: |",
+        ]
+        lines += [f"| {b['from']}-{b['from'] + 9} | {b['deals']:,} |" for b in stats["moves_histogram"]]
+    return lines
+
+
+def _render_searches(stats: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         "## Searches per cell count",
         "",
@@ -243,20 +278,23 @@ def render(stats: dict[str, Any]) -> str:
         "Slowest deals (all searches, ms): "
         + ", ".join(f"{s['deal']} ({_fmt(s['ms'])})" for s in stats["slowest"]),
     ]
-    if stats.get("published"):
-        lines += ["", "## Against the published figures (SPEC §6)", ""]
-        for block in stats["published"]:
-            lines += [f"{block['what']}:", "", "| | ours | published | |", "| --- | ---: | ---: | --- |"]
-            for r in block["rows"]:
-                ours = (
-                    r["ours"] if not isinstance(r["ours"], list) else ", ".join(map(str, r["ours"])) or "none"
-                )
-                theirs = (
-                    r["published"]
-                    if not isinstance(r["published"], list)
-                    else ", ".join(map(str, r["published"]))
-                )
-                verdict = "" if r["match"] is None else "match" if r["match"] else "DIFFERS"
-                lines.append(f"| {r['key']} | {ours} | {theirs} | {verdict} |")
-            lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
+
+
+def _listed(value: Any) -> Any:
+    """A list of deals as text (``none`` when empty); any other value as it is."""
+    return ", ".join(map(str, value)) or "none" if isinstance(value, list) else value
+
+
+def _render_published(blocks: list[dict[str, Any]]) -> list[str]:
+    lines = ["", "## Against the published figures (SPEC §6)", ""]
+    for block in blocks:
+        lines += [f"{block['what']}:", "", "| | ours | published | |", "| --- | ---: | ---: | --- |"]
+        for r in block["rows"]:
+            theirs = (
+                ", ".join(map(str, r["published"])) if isinstance(r["published"], list) else r["published"]
+            )
+            verdict = "" if r["match"] is None else "match" if r["match"] else "DIFFERS"
+            lines.append(f"| {r['key']} | {_listed(r['ours'])} | {theirs} | {verdict} |")
+        lines.append("")
+    return lines

@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cli
 from test_pipeline import ARGS, RANGE, assert_same_tables
 
-from fcanalyze import tables
+from fcanalyze import runfile
 
 pytest.importorskip("dask.distributed")
 # `python -m dask scheduler|worker`: the dask command of this very environment (workers need fcanalyze).
@@ -93,7 +93,7 @@ def test_cluster_gives_the_local_tables(cluster, local_reference, tmp_path):
     r = run_cli("analyze", RANGE, "--out", str(out), *ARGS, "--engine", "dask", "--scheduler", address)
     assert r.returncode == 0, r.stderr
     assert_same_tables(local_reference, out)
-    assert tables.read_run(out)["complete"]
+    assert runfile.read(out)["complete"]
 
 
 def test_killing_a_worker_loses_no_rows(cluster, tmp_path):
@@ -121,7 +121,7 @@ def test_killing_a_worker_loses_no_rows(cluster, tmp_path):
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        run = tables.read_run(out) if (out / "run.json").exists() else None
+        run = runfile.read(out) if (out / "run.json").exists() else None
         if run and run["shards"]:
             break
         time.sleep(0.05)
@@ -130,7 +130,7 @@ def test_killing_a_worker_loses_no_rows(cluster, tmp_path):
     _stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr
     assert workers[0].wait(timeout=10) == -signal.SIGKILL
-    run = tables.read_run(out)
+    run = runfile.read(out)
     assert run["complete"] and sum(s["deals"] for s in run["shards"].values()) == 60
     assert_same_tables(ref, out)
 

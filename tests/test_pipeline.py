@@ -18,8 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import fcanalyze_command, run_cli, sigint_as_in_a_terminal
 
-from fcanalyze import _core, manifest, replay, runner, tables
-from fcanalyze.engines import SerialEngine
+from fcanalyze import _core, games, journal, replay, runfile, runner, shards
+from fcanalyze.engines import SerialEngine, Task
+from fcanalyze.jobs import analyze as analyze_job
 from fcanalyze.records import SCHEMA_VERSION
 
 # Small budgets keep these tests quick; positions budgets (unlike time) keep them deterministic.
@@ -49,7 +50,7 @@ def assert_same_tables(a: Path, b: Path) -> None:
             check_exact=True,
         )
     # The deals shards hold no measurement: the files themselves are identical.
-    for path in tables.iter_shards(a, "deals"):
+    for path in shards.paths(a, "deals"):
         assert path.read_bytes() == (b / "deals" / path.name).read_bytes(), path.name
 
 
@@ -76,7 +77,7 @@ def test_tables_schema_and_classes(reference):
         assert by_deal.loc[deal, "min_cells"] == need
         assert by_deal.loc[deal, "difficulty"] == cls
     assert set(deals["difficulty"]) <= {"easy", "normal", "hard", "unsolvable", "undecided"}
-    meta = pq.read_schema(next(tables.iter_shards(reference, "deals"))).metadata
+    meta = pq.read_schema(next(shards.paths(reference, "deals"))).metadata
     assert meta[b"fcanalyze.schema_version"] == str(SCHEMA_VERSION).encode()
     assert json.loads(meta[b"fcanalyze.config"])["max_positions"] == 500000
     assert b"FreeCell" in meta[b"fcanalyze.rules"]
@@ -137,7 +138,7 @@ def test_resume_after_sigkill(reference, tmp_path):
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        run = tables.read_run(out) if (out / "run.json").exists() else None
+        run = runfile.read(out) if (out / "run.json").exists() else None
         if run and run["shards"]:
             break
         time.sleep(0.05)
@@ -145,17 +146,17 @@ def test_resume_after_sigkill(reference, tmp_path):
         pytest.fail("no shard finished in time")
     os.killpg(proc.pid, signal.SIGKILL)  # the parent and its workers, mid-run
     proc.wait()
-    run = tables.read_run(out)
+    run = runfile.read(out)
     assert not run["complete"]
     done_before = set(run["shards"])
     assert 0 < len(done_before) < 5  # of the 5 shards (the one of 617 takes longest)
-    mtimes = {b: tables.shard_path(out, "deals", b).stat().st_mtime_ns for b in done_before}
+    mtimes = {b: shards.path(out, "deals", b).stat().st_mtime_ns for b in done_before}
     r = analyze(out, "--workers", "2")
     assert r.returncode == 0, r.stderr
     assert f"{len(done_before)} already done" in r.stdout
     for b in done_before:  # finished shards were not redone
-        assert tables.shard_path(out, "deals", b).stat().st_mtime_ns == mtimes[b]
-    assert tables.read_run(out)["complete"]
+        assert shards.path(out, "deals", b).stat().st_mtime_ns == mtimes[b]
+    assert runfile.read(out)["complete"]
     assert not list(out.rglob("*.tmp"))
     assert_same_tables(reference, out)
 
@@ -172,18 +173,18 @@ def test_an_interrupted_shard_resumes_from_its_journal(tmp_path):
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    path = tables.journal_path(out, "0000000001-0000001000")
+    path = journal.path(out, "0000000001-0000001000")
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(tables.read_journal(path)) < 12:
+    while time.monotonic() < deadline and len(journal.read(path)) < 12:
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    journaled = {r["deal"]: r for r in tables.read_journal(path)}
+    journaled = {r["deal"]: r for r in journal.read(path)}
     assert sorted(journaled) == list(range(1, 13))  # 140 was still being searched
-    assert not tables.read_run(out)["shards"]
+    assert not runfile.read(out)["shards"]
     r = run_cli(*args)
     assert r.returncode == 0, r.stderr
-    assert not (out / tables.JOURNAL_DIR).exists()  # gone with the shard's files
+    assert not (out / journal.DIR).exists()  # gone with the shard's files
     deals = pd.read_parquet(out / "deals").set_index("deal")
     searches = pd.read_parquet(out / "searches")
     assert sorted(deals.index) == [*range(1, 13), 140]
@@ -199,10 +200,10 @@ def test_an_interrupted_shard_resumes_from_its_journal(tmp_path):
 def test_a_torn_journal_tail_is_ignored(tmp_path):
     path = tmp_path / "j.jsonl"
     path.write_text('{"deal": 1, "x": 1}\n{"deal": 2, "x": 2}\n{"deal": 1, "x": 3}\n{"deal": 4, "x"')
-    assert tables.read_journal(path) == [{"deal": 1, "x": 3}, {"deal": 2, "x": 2}]
+    assert journal.read(path) == [{"deal": 1, "x": 3}, {"deal": 2, "x": 2}]
     path.write_text('{"deal": 1}\nnot json\n{"deal": 2}\n')
-    assert tables.read_journal(path) == [{"deal": 1}]
-    assert tables.read_journal(tmp_path / "none.jsonl") == []
+    assert journal.read(path) == [{"deal": 1}]
+    assert journal.read(tmp_path / "none.jsonl") == []
 
 
 def test_workers_exit_when_the_parent_is_killed(tmp_path):
@@ -248,9 +249,7 @@ def test_ctrl_c_stops_cleanly_and_resumes(reference, tmp_path):
         preexec_fn=sigint_as_in_a_terminal,
     )
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (
-        (out / "run.json").exists() and tables.read_run(out)["shards"]
-    ):
+    while time.monotonic() < deadline and not ((out / "run.json").exists() and runfile.read(out)["shards"]):
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
     _, stderr = proc.communicate(timeout=60)
@@ -259,7 +258,7 @@ def test_ctrl_c_stops_cleanly_and_resumes(reference, tmp_path):
     assert proc.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "fcanalyze: interrupted"
     assert "Traceback" not in stderr
-    assert not tables.read_run(out)["complete"]
+    assert not runfile.read(out)["complete"]
     r = analyze(out, "--workers", "2")
     assert r.returncode == 0, r.stderr
     assert_same_tables(reference, out)
@@ -337,7 +336,7 @@ def test_redo_undecided_computes_those_shards_again(tmp_path):
     assert (times_again[kept] == times[kept]).all()
     redone = [key for key in times.index if key[0] in open_]
     assert (times_again[redone] != times[redone]).any()
-    assert not (out / tables.JOURNAL_DIR).exists()
+    assert not (out / journal.DIR).exists()
 
 
 def test_redo_undecided_with_a_larger_budget_gives_the_rows_of_that_budget(tmp_path, reference):
@@ -379,7 +378,7 @@ def test_refuses_a_foreign_directory(tmp_path):
 def test_manifest_and_daily(reference, tmp_path):
     r = run_cli("manifest", str(reference), "-o", str(tmp_path / "m.json"))
     assert r.returncode == 0, r.stderr
-    doc = manifest.load(tmp_path / "m.json")
+    doc = games.load(tmp_path / "m.json")
     deals = pd.read_parquet(reference / "deals")
     for cls in ("easy", "normal", "hard"):
         assert doc["classes"][cls] == sorted(deals.loc[deals["difficulty"] == cls, "deal"])
@@ -401,29 +400,29 @@ def test_manifest_and_daily(reference, tmp_path):
     # Any solvable class by default, today's date in Japan.
     deal = int(run_cli("daily", "--manifest", m).stdout)
     assert deal not in doc["unsolvable"] + doc["undecided"]
-    assert manifest.daily(doc, manifest.today_in_japan(), "any") == deal
+    assert games.daily(doc, games.today_in_japan(), "any") == deal
 
 
 def test_manifest_validation_catches_defects(reference):
-    doc = manifest.build(reference)
-    manifest.validate(doc)
+    doc = games.build(reference)
+    games.validate(doc)
     bad = json.loads(json.dumps(doc))
     bad["classes"]["easy"] = sorted([*bad["classes"]["easy"], bad["classes"]["hard"][0]])
     bad["counts"]["easy"] += 1
     with pytest.raises(ValueError, match="shares deals"):
-        manifest.validate(bad)
+        games.validate(bad)
     bad = json.loads(json.dumps(doc))
     bad["counts"]["hard"] += 1
     with pytest.raises(ValueError, match="counts"):
-        manifest.validate(bad)
+        games.validate(bad)
 
 
 def test_manifest_refuses_an_incomplete_run(tmp_path):
     out = tmp_path / "inc"
     assert analyze(out, "--workers", "1", range_text="1-8").returncode == 0
-    run = tables.read_run(out)
+    run = runfile.read(out)
     run["complete"] = False
-    tables.write_json(out / "run.json", run)
+    runfile.write(out, run)
     r = run_cli("manifest", str(out))
     assert r.returncode == 2 and "not complete" in r.stderr
 
@@ -481,11 +480,11 @@ def test_a_shard_stopped_part_way_runs_after_the_others(tmp_path):
     """A run stopped after journaling one deal of shard 1-4 goes on with shards 5-8 and 9-12 before
     finishing 1-4 from its journal (a run is most often stopped in a long search)."""
     out = tmp_path / "o"
-    config = runner.analyze_config(shard_size=4)
+    config = analyze_job.config(shard_size=4)
 
     with pytest.raises(_Stop):
         runner.run("analyze", [(1, 12)], out, StopAfterOneDeal(), config)
-    assert len(tables.read_journal(tables.journal_path(out, "0000000001-0000000004"))) == 1
+    assert len(journal.read(journal.path(out, "0000000001-0000000004"))) == 1
     order = []
 
     class Recording(SerialEngine):
@@ -503,7 +502,7 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     likely cut short (and a deal with a layered proof's checkpoint goes last too); the rows are the same
     as a run without a stop."""
     out = tmp_path / "o"
-    config = runner.analyze_config(shard_size=4)
+    config = analyze_job.config(shard_size=4)
 
     with pytest.raises(_Stop):
         runner.run("analyze", [(1, 4)], out, StopAfterOneDeal(), config)
@@ -526,13 +525,11 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     scratch = tmp_path / "scratch"
     (scratch / "6" / "cells-1").mkdir(parents=True)
     (scratch / "6" / "cells-1" / "checkpoint").write_text("")
-    task = runner.Task(
-        job="analyze", config=config, block="b", spans=((5, 8),), resume=(), scratch=str(scratch)
-    )
-    assert runner._order(task, {}) == [5, 7, 8, 6]
+    task = Task(job="analyze", config=config, block="b", spans=((5, 8),), resume=(), scratch=str(scratch))
+    assert analyze_job.order(task, {}) == [5, 7, 8, 6]
     resumed = {5: {}}
-    assert runner._order(task, resumed) == [5, 7, 8, 6]
-    assert runner._order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
+    assert analyze_job.order(task, resumed) == [5, 7, 8, 6]
+    assert analyze_job.order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
 
 
 def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
@@ -606,7 +603,7 @@ def test_a_worker_s_layered_proofs_get_the_cores_it_has_to_itself(tmp_path):
             seen.extend(task.threads for task in tasks)
             yield from super().run(fn, tasks, on_progress, on_record)
 
-    runner.run("analyze", [(1, 8)], tmp_path / "o", Recording(), runner.analyze_config(shard_size=4))
+    runner.run("analyze", [(1, 8)], tmp_path / "o", Recording(), analyze_job.config(shard_size=4))
     assert seen == [cores, cores]
 
 

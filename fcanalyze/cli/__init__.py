@@ -15,14 +15,30 @@ import sys
 import click
 
 from fcanalyze import _core
+from fcanalyze.cli import analyze, deal, games, hint, solve, summary, verify
+from fcanalyze.cli.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_UNDECIDED,
+    EXIT_UNSOLVABLE,
+    BadInput,
+)
 
-EXIT_OK = 0
-EXIT_UNSOLVABLE = 1
-EXIT_BAD_INPUT = 2
-EXIT_UNDECIDED = 3
-EXIT_INTERNAL = 4
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 128 + signal.SIGTERM
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_TERMINATED",
+    "EXIT_UNDECIDED",
+    "EXIT_UNSOLVABLE",
+    "BadInput",
+    "cli",
+    "main",
+]
 
 
 class Terminated(KeyboardInterrupt):
@@ -33,17 +49,23 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 
-class BadInput(click.ClickException):
-    """Bad input from the user: one line on stderr, exit code 2."""
-
-    exit_code = EXIT_BAD_INPUT
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(_core.__version__, "--version", prog_name="fcanalyze")
 def cli() -> None:
     """FreeCell deal analysis: Microsoft deals, an exact solver and prover, difficulty tables and the
     Easy/Normal/Hard manifest that game front ends consume."""
+
+
+# Every command, from the module that defines it (click lists them sorted by name).
+cli.add_command(analyze.analyze)
+cli.add_command(verify.verify_unsolvable)
+cli.add_command(summary.summary)
+cli.add_command(games.manifest)
+cli.add_command(games.daily)
+cli.add_command(deal.deal)
+cli.add_command(solve.solve_command)
+cli.add_command(hint.hint)
+cli.add_command(hint.last_winnable)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -66,13 +88,3 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"fcanalyze: internal error (please report it): {e}", err=True)
         sys.exit(EXIT_INTERNAL)
     sys.exit(rv if isinstance(rv, int) else EXIT_OK)
-
-
-# Commands register themselves on `cli`.
-from fcanalyze.cli import analyze as _analyze  # noqa: E402,F401
-from fcanalyze.cli import deal as _deal  # noqa: E402,F401
-from fcanalyze.cli import hint as _hint  # noqa: E402,F401
-from fcanalyze.cli import manifest as _manifest  # noqa: E402,F401
-from fcanalyze.cli import solve as _solve  # noqa: E402,F401
-from fcanalyze.cli import summary as _summary  # noqa: E402,F401
-from fcanalyze.cli import verify as _verify  # noqa: E402,F401

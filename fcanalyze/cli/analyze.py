@@ -7,11 +7,12 @@ from pathlib import Path
 
 import click
 
-from fcanalyze import runner
-from fcanalyze.cli import BadInput, cli
+from fcanalyze import runner, shards
+from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.options import budget_options, engine_options, open_engine
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_range, range_size
+from fcanalyze.jobs import analyze as analyze_job
 from fcanalyze.records import CLASSES
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS
 
@@ -29,7 +30,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     return max(1, min(cores, total_mb // (max_memory_mb + 1024)))
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("range_text", metavar="RANGE")
 @click.option(
     "--max-cells",
@@ -49,7 +50,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 @click.option(
     "--shard-size",
     type=click.IntRange(1, 10**7),
-    default=runner.DEFAULT_SHARD_SIZE,
+    default=shards.DEFAULT_SIZE,
     show_default=True,
     help="Deals per shard file (fixed, aligned blocks of deal numbers).",
 )
@@ -105,7 +106,7 @@ def analyze(
     """
     try:
         spans = parse_range(range_text)
-        config = runner.analyze_config(
+        config = analyze_job.config(
             max_cells, max_positions or DEFAULT_MAX_POSITIONS, time_limit_ms, shard_size, max_memory_mb
         )
     except ValueError as e:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import click
 
 from fcanalyze.board import format_board
-from fcanalyze.cli import BadInput, cli
+from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.options import echo_json, format_option
 from fcanalyze.deals import deal_layout, parse_deal_number
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("number")
 @format_option
 def deal(number: str, fmt: str) -> None:

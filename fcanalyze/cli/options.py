@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
+from fcanalyze.cli.errors import BadInput
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -83,7 +85,6 @@ def engine_options(f: F) -> F:
 
 def open_engine(name: str, workers: int | None, scheduler: str | None):
     """The engine for the command line's options; a missing optional dependency is a one-line error."""
-    from fcanalyze.cli import BadInput
     from fcanalyze.engines import get_engine
 
     try:

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from fcanalyze import summary as summary_mod
-from fcanalyze.cli import BadInput, cli
+from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.options import echo_json, format_option
 
 
-@cli.command()
+@click.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @format_option
 def summary(directory: Path, fmt: str) -> None:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import pyarrow.compute as pc
 
-from fcanalyze import published, runner, tables
-from fcanalyze.cli import EXIT_OK, BadInput, cli
+from fcanalyze import published, runner, shards
+from fcanalyze.cli.errors import EXIT_OK, BadInput
 from fcanalyze.cli.options import budget_options, echo_json, engine_options, format_option, open_engine
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_deal_number, parse_range, range_size
+from fcanalyze.jobs import verify as verify_job
 
 
 def read_expected(path: Path) -> list[int]:
@@ -31,7 +33,7 @@ def read_expected(path: Path) -> list[int]:
     return sorted(set(deals))
 
 
-@cli.command("verify-unsolvable", context_settings={"ignore_unknown_options": True})
+@click.command("verify-unsolvable", context_settings={"ignore_unknown_options": True})
 @click.argument("range_text", metavar="[RANGE]", default="1-1000000")
 @click.option(
     "--expected",
@@ -50,7 +52,7 @@ def read_expected(path: Path) -> list[int]:
 @click.option(
     "--shard-size",
     type=click.IntRange(1, 10**7),
-    default=runner.DEFAULT_SHARD_SIZE,
+    default=shards.DEFAULT_SIZE,
     show_default=True,
     help="Deals per shard file.",
 )
@@ -78,14 +80,14 @@ def verify_unsolvable(
     Tables (searches, unsolvable) and run.json go to --out; re-running the same command resumes."""
     try:
         spans = parse_range(range_text)
-        config = runner.verify_config(
-            max_positions or runner.verify_config()["max_positions"], time_limit_ms, shard_size
+        config = verify_job.config(
+            max_positions or verify_job.config()["max_positions"], time_limit_ms, shard_size
         )
     except ValueError as e:
         raise BadInput(str(e)) from None
     listed = read_expected(expected) if expected else published.known_unsolvable_in(spans)
     listed = [d for d in listed if any(a <= d <= b for a, b in spans)]
-    progress = Progress(range_size(spans), runner.VERIFY_COUNTERS, quiet, "verify")
+    progress = Progress(range_size(spans), verify_job.COUNTERS, quiet, "verify")
     try:
         with open_engine(engine, workers, scheduler) as eng:
             result = runner.run(
@@ -95,40 +97,49 @@ def verify_unsolvable(
         raise BadInput(str(e)) from None
     finally:
         progress.close()
-    searches = tables.read_table(out, "searches")
+    report = compare(out, result, listed, range_size(spans))
+    if fmt == "json":
+        echo_json(report)
+    else:
+        echo_report(report)
+    return EXIT_OK if report["agree"] else 1
+
+
+def compare(out: Path, result: runner.RunResult, listed: list[int], deals: int) -> dict[str, Any]:
+    """The report: the run's counts, and its proven set against the `listed` deals."""
+    searches = shards.read_table(out, "searches")
     proven = sorted(searches.filter(pc.equal(searches["outcome"], "unsolvable"))["deal"].to_pylist())
     undecided = sorted(searches.filter(pc.equal(searches["outcome"], "undecided"))["deal"].to_pylist())
     solved_but_listed = sorted(set(listed) - set(proven) - set(undecided))
     unlisted = sorted(set(proven) - set(listed))
-    agree = not (solved_but_listed or unlisted or undecided)
-    report = {
+    return {
         "range": result.run["range"],
-        "deals": range_size(spans),
-        "counts": {k: result.counts.get(k, 0) for k in runner.VERIFY_COUNTERS},
+        "deals": deals,
+        "counts": {k: result.counts.get(k, 0) for k in verify_job.COUNTERS},
         "expected": listed,
         "proven_unsolvable": proven,
         "solved_although_listed": solved_but_listed,
         "unsolvable_although_not_listed": unlisted,
         "undecided": undecided,
-        "agree": agree,
+        "agree": not (solved_but_listed or unlisted or undecided),
     }
-    if fmt == "json":
-        echo_json(report)
-    else:
-        c = report["counts"]
-        click.echo(
-            f"deals {report['range']}, 4 free cells: {c['solved']:,} solved, {c['unsolvable']:,} proven "
-            f"unsolvable, {c['undecided']:,} undecided"
-        )
-        click.echo(f"proven unsolvable: {', '.join(map(str, proven)) or 'none'}")
-        if agree:
-            click.echo(f"agreement: the proven set is exactly the {len(listed)} listed deal(s)")
-        else:
-            for label, deals in (
-                ("solved although listed", solved_but_listed),
-                ("unsolvable although not listed", unlisted),
-                ("undecided", undecided),
-            ):
-                if deals:
-                    click.echo(f"DISAGREEMENT: {label}: {', '.join(map(str, deals))}")
-    return EXIT_OK if agree else 1
+
+
+def echo_report(report: dict[str, Any]) -> None:
+    """Print the report as text: the counts, the proven deals, and the agreement or each disagreement."""
+    c = report["counts"]
+    click.echo(
+        f"deals {report['range']}, 4 free cells: {c['solved']:,} solved, {c['unsolvable']:,} proven "
+        f"unsolvable, {c['undecided']:,} undecided"
+    )
+    click.echo(f"proven unsolvable: {', '.join(map(str, report['proven_unsolvable'])) or 'none'}")
+    if report["agree"]:
+        click.echo(f"agreement: the proven set is exactly the {len(report['expected'])} listed deal(s)")
+        return
+    for label, key in (
+        ("solved although listed", "solved_although_listed"),
+        ("unsolvable although not listed", "unsolvable_although_not_listed"),
+        ("undecided", "undecided"),
+    ):
+        if report[key]:
+            click.echo(f"DISAGREEMENT: {label}: {', '.join(map(str, report[key]))}")

@@ -1,6 +1,6 @@
 """Engines run a pipeline's shard tasks: in-process (serial), on local worker processes, or on a Dask
 cluster. They share one interface, so every engine produces the same tables: a worker computes a
-shard and sends its tables back; only the parent writes files and the run manifest.
+shard and sends its tables back; only the parent writes files and the run file (run.json).
 
 A task may also send a *record* per finished deal (``report(1, counts, record)``). The local engines pass
 records to the parent as they come (``on_record``), which journals them so that a shard interrupted half
@@ -9,99 +9,20 @@ way resumes from its last finished deal; the Dask engine drops them (its shards 
 
 from __future__ import annotations
 
-import os
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, Protocol
+from fcanalyze.engines.base import Engine, EngineError, OnRecord, Progress, Report, Task, TaskFn
+from fcanalyze.engines.serial import SerialEngine
 
-#: ``on_progress(deals_done, counts)`` is how the parent hears of a task's progress, for the progress bar.
-Progress = Callable[[int, dict[str, int]], None]
-#: ``on_record(task, record)``: a record a task sent about one finished deal, in the parent.
-OnRecord = Callable[["Task", Any], None]
-
-
-class Report(Protocol):
-    """What a task calls as it goes: ``report(deals_done, counts)``, with ``record`` (anything picklable
-    that the job can resume from) when the deals done can be saved before the whole shard is."""
-
-    def __call__(self, deals: int, counts: dict[str, int], record: Any = None) -> None: ...
-
-
-#: A task function: ``fn(task, report) -> output``; must be importable by name (it runs in workers).
-TaskFn = Callable[["Task", Report], Any]
-
-
-@dataclass(frozen=True)
-class Task:
-    """One shard of a run: the job, its configuration and the deals of one fixed block, with the records
-    of the deals an earlier attempt already finished (``resume``), and a directory for the resumable
-    files of long searches (``scratch``: used only where it exists, i.e. on the parent's machine), and the
-    threads a long proof may use (``threads``: the engine's cores per worker; no result depends on it)."""
-
-    job: str
-    config: dict[str, Any]
-    block: str
-    spans: tuple[tuple[int, int], ...]
-    resume: tuple[Any, ...] = ()
-    scratch: str | None = None
-    threads: int = 1
-
-    @property
-    def deals(self) -> int:
-        return sum(b - a + 1 for a, b in self.spans)
-
-
-class EngineError(RuntimeError):
-    """A task failed in a worker (the message carries the worker's traceback), or workers kept dying."""
-
-
-class Engine(ABC):
-    """Runs tasks and yields ``(task, output)`` pairs in completion order."""
-
-    name: str = "engine"
-    #: Threads a task's layered proof may use: the cores each worker has to itself.
-    threads_per_task: int = 1
-
-    @abstractmethod
-    def run(
-        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
-    ) -> Iterator[tuple[Task, Any]]:
-        """Run ``fn(task, report)`` for every task, yielding each result as soon as it is complete;
-        records reach `on_record` (when given) before their task's result."""
-
-    def describe(self) -> str:
-        return self.name
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release the engine's resources."""
-
-    def __enter__(self) -> Engine:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class SerialEngine(Engine):
-    """Everything in the calling process, in order."""
-
-    name = "serial"
-
-    def __init__(self) -> None:
-        self.threads_per_task = os.cpu_count() or 1
-
-    def run(
-        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
-    ) -> Iterator[tuple[Task, Any]]:
-        for task in tasks:
-
-            def report(n: int, counts: dict[str, int], record: Any = None, task: Task = task) -> None:
-                on_progress(n, counts)
-                if record is not None and on_record is not None:
-                    on_record(task, record)
-
-            yield task, fn(task, report)
+__all__ = [
+    "Engine",
+    "EngineError",
+    "OnRecord",
+    "Progress",
+    "Report",
+    "SerialEngine",
+    "Task",
+    "TaskFn",
+    "get_engine",
+]
 
 
 def get_engine(name: str, workers: int | None = None, scheduler: str | None = None) -> Engine:

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from fcanalyze.engines import Engine, EngineError, OnRecord, Progress, Task, TaskFn
+from fcanalyze.engines.base import Engine, EngineError, OnRecord, Progress, Task, TaskFn
 
 INSTALL_HINT = "--engine dask needs Dask: pip install 'fcanalyze[dask]'"
 

@@ -20,7 +20,7 @@ from typing import Any
 import multiprocess
 from multiprocess.connection import wait
 
-from fcanalyze.engines import Engine, EngineError, OnRecord, Progress, Task, TaskFn
+from fcanalyze.engines.base import Engine, EngineError, OnRecord, Progress, Task, TaskFn
 
 MAX_ATTEMPTS = 3
 REPORT_EVERY = 0.25  # seconds between progress messages from a worker
@@ -80,6 +80,114 @@ def _worker_main(conn: Any, fn: TaskFn, parent: int) -> None:
         conn.send(("done", tid, out))
 
 
+class _Pool:
+    """The worker processes of one run: the task each holds, the tasks still to hand out, and the
+    attempts of each task (a task whose worker died goes back to the queue)."""
+
+    def __init__(self, fn: TaskFn, tasks: list[Task]):
+        self.ctx = multiprocess.get_context("spawn")
+        self.fn, self.tasks = fn, tasks
+        self.todo = deque(range(len(tasks)))
+        self.done: set[int] = set()
+        self.attempts = [0] * len(tasks)
+        self.workers: dict[Any, dict[str, Any]] = {}  # parent connection -> {"proc", "task", "eof"}
+
+    def finished(self) -> bool:
+        return len(self.done) == len(self.tasks)
+
+    def start_worker(self) -> None:
+        for _ in range(MAX_ATTEMPTS):
+            parent, child = self.ctx.Pipe()
+            proc = self.ctx.Process(target=_worker_main, args=(child, self.fn, os.getpid()), daemon=True)
+            try:
+                proc.start()
+            except OSError:
+                # The new process died before it read its start-up data (killed from outside):
+                # start another. Uncaught, the broken pipe would end the whole run.
+                parent.close()
+                child.close()
+                continue
+            child.close()
+            self.workers[parent] = {"proc": proc, "task": None, "eof": False}
+            return
+        raise EngineError(f"worker processes died {MAX_ATTEMPTS} times while starting; giving up")
+
+    def feed(self, conn: Any) -> None:
+        """Send the worker on `conn` the next task, or None (nothing left: it exits)."""
+        w = self.workers[conn]
+        while self.todo and self.todo[0] in self.done:
+            self.todo.popleft()
+        if self.todo:
+            tid = self.todo.popleft()
+            self.attempts[tid] += 1
+            if self.attempts[tid] > MAX_ATTEMPTS:
+                raise EngineError(
+                    f"shard {self.tasks[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up"
+                )
+            w["task"] = tid
+        else:
+            w["task"] = None
+        try:
+            conn.send(None if w["task"] is None else (w["task"], self.tasks[w["task"]]))
+        except OSError:
+            # The worker is gone: the main loop sees its end and gives its task to another.
+            w["eof"] = True
+
+    def ready(self) -> list[Any]:
+        """The connections with messages, or whose worker ended (waits at most a second)."""
+        sentinels = {w["proc"].sentinel: c for c, w in self.workers.items()}
+        live = [c for c, w in self.workers.items() if not w["eof"]]
+        return [sentinels.get(r, r) for r in wait(live + list(sentinels), timeout=1.0)]
+
+    def receive(
+        self, conn: Any, on_progress: Progress, on_record: OnRecord | None
+    ) -> Iterator[tuple[Task, Any]]:
+        """Handle the messages waiting on `conn`, yielding each task it completes."""
+        while conn in self.workers and not self.workers[conn]["eof"] and conn.poll():
+            try:
+                kind, tid, payload = conn.recv()
+            except (EOFError, OSError):
+                self.workers[conn]["eof"] = True
+                break
+            if kind == "progress":
+                on_progress(*payload)
+            elif kind == "record":
+                if on_record is not None and tid not in self.done:
+                    on_record(self.tasks[tid], payload)
+            elif kind == "error":
+                raise EngineError(f"shard {self.tasks[tid].block} failed in a worker:\n{payload}")
+            elif kind == "done":
+                self.workers[conn]["task"] = None
+                if tid not in self.done:
+                    self.done.add(tid)
+                    yield self.tasks[tid], payload
+                self.feed(conn)
+
+    def replace_if_dead(self, conn: Any) -> None:
+        """When the worker on `conn` has ended, put its task back and start another worker."""
+        if conn not in self.workers or self.workers[conn]["proc"].is_alive():
+            return
+        w = self.workers.pop(conn)
+        tid = w["task"]
+        if tid is not None and tid not in self.done:
+            self.todo.appendleft(tid)
+        conn.close()
+        w["proc"].join(timeout=1)
+        if self.todo and not self.finished():
+            self.start_worker()
+            self.feed(next(reversed(self.workers)))
+
+    def close(self) -> None:
+        """Stop the workers still busy, and wait for every worker to end."""
+        for conn, w in self.workers.items():
+            if w["task"] is not None or w["proc"].is_alive():
+                w["proc"].terminate()
+            w["proc"].join(timeout=5)
+            if w["proc"].is_alive():
+                w["proc"].kill()
+            conn.close()
+
+
 class ProcessEngine(Engine):
     """Tasks on `workers` local processes (default: all cores)."""
 
@@ -95,96 +203,15 @@ class ProcessEngine(Engine):
     def run(
         self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
     ) -> Iterator[tuple[Task, Any]]:
-        ctx = multiprocess.get_context("spawn")
-        todo = deque(range(len(tasks)))
-        done: set[int] = set()
-        attempts = [0] * len(tasks)
-        workers: dict[Any, dict[str, Any]] = {}  # parent connection -> {"proc", "task"}
-
-        def start_worker() -> None:
-            for _ in range(MAX_ATTEMPTS):
-                parent, child = ctx.Pipe()
-                proc = ctx.Process(target=_worker_main, args=(child, fn, os.getpid()), daemon=True)
-                try:
-                    proc.start()
-                except OSError:
-                    # The new process died before it read its start-up data (killed from outside):
-                    # start another. Uncaught, the broken pipe would end the whole run.
-                    parent.close()
-                    child.close()
-                    continue
-                child.close()
-                workers[parent] = {"proc": proc, "task": None, "eof": False}
-                return
-            raise EngineError(f"worker processes died {MAX_ATTEMPTS} times while starting; giving up")
-
-        def feed(conn: Any) -> None:
-            w = workers[conn]
-            while todo and todo[0] in done:
-                todo.popleft()
-            if todo:
-                tid = todo.popleft()
-                attempts[tid] += 1
-                if attempts[tid] > MAX_ATTEMPTS:
-                    raise EngineError(
-                        f"shard {tasks[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up"
-                    )
-                w["task"] = tid
-            else:
-                w["task"] = None
-            try:
-                conn.send(None if w["task"] is None else (w["task"], tasks[w["task"]]))
-            except OSError:
-                # The worker is gone: the main loop sees its end and gives its task to another.
-                w["eof"] = True
-
-        def retire(conn: Any) -> None:
-            w = workers.pop(conn)
-            tid = w["task"]
-            if tid is not None and tid not in done:
-                todo.appendleft(tid)
-            conn.close()
-            w["proc"].join(timeout=1)
-
+        pool = _Pool(fn, tasks)
         try:
             for _ in range(min(self.workers, len(tasks))):
-                start_worker()
-            for conn in list(workers):
-                feed(conn)
-            while len(done) < len(tasks):
-                sentinels = {w["proc"].sentinel: c for c, w in workers.items()}
-                live = [c for c, w in workers.items() if not w["eof"]]
-                for r in wait(live + list(sentinels), timeout=1.0):
-                    conn = sentinels.get(r, r)
-                    while conn in workers and not workers[conn]["eof"] and conn.poll():
-                        try:
-                            kind, tid, payload = conn.recv()
-                        except (EOFError, OSError):
-                            workers[conn]["eof"] = True
-                            break
-                        if kind == "progress":
-                            on_progress(*payload)
-                        elif kind == "record":
-                            if on_record is not None and tid not in done:
-                                on_record(tasks[tid], payload)
-                        elif kind == "error":
-                            raise EngineError(f"shard {tasks[tid].block} failed in a worker:\n{payload}")
-                        elif kind == "done":
-                            workers[conn]["task"] = None
-                            if tid not in done:
-                                done.add(tid)
-                                yield tasks[tid], payload
-                            feed(conn)
-                    if conn in workers and not workers[conn]["proc"].is_alive():
-                        retire(conn)
-                        if todo and len(done) < len(tasks):
-                            start_worker()
-                            feed(next(reversed(workers)))
+                pool.start_worker()
+            for conn in list(pool.workers):
+                pool.feed(conn)
+            while not pool.finished():
+                for conn in pool.ready():
+                    yield from pool.receive(conn, on_progress, on_record)
+                    pool.replace_if_dead(conn)
         finally:
-            for conn, w in workers.items():
-                if w["task"] is not None or w["proc"].is_alive():
-                    w["proc"].terminate()
-                w["proc"].join(timeout=5)
-                if w["proc"].is_alive():
-                    w["proc"].kill()
-                conn.close()
+            pool.close()

@@ -1,4 +1,5 @@
-"""The manifest the games consume (Easy / Normal / Hard deal lists) and the daily deal pick.
+"""The games' file, ``manifest.json``: the Easy / Normal / Hard deal lists the games consume, and the
+daily deal pick.
 
 Schema ``fcanalyze-manifest/1`` (JSON object)::
 
@@ -24,7 +25,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from fcanalyze import _core, records, tables
+from fcanalyze import _core, atomic, records, runfile, shards
 
 FORMAT = "fcanalyze-manifest/1"
 SOLVABLE_CLASSES = ("easy", "normal", "hard")
@@ -50,7 +51,7 @@ def _digest(shas: list[str]) -> str:
 def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
     """The manifest of a complete ``analyze`` run in `out`."""
     out = Path(out)
-    run = tables.read_run(out)
+    run = runfile.read(out)
     if run is None or run.get("job") != "analyze":
         raise ValueError(f"{out} holds no analyze run (run `fcanalyze analyze RANGE --out {out}` first)")
     if not run.get("complete"):
@@ -59,7 +60,7 @@ def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
         raise ValueError(
             f"the run in {out} searched only up to {run['config']['max_cells']} cells; classes need 4"
         )
-    deals = tables.read_table(out, "deals")
+    deals = shards.read_table(out, "deals")
     lists: dict[str, list[int]] = {}
     for cls in records.CLASSES:
         lists[cls] = deals.filter(pc.equal(deals["difficulty"], cls))["deal"].to_pylist()
@@ -88,7 +89,7 @@ def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
             "generated": (generated or dt.datetime.now(dt.UTC).date()).isoformat(),
             "range": run["range"],
             "config": run["config"],
-            "run": tables.sha256_file(out / tables.RUN_FILE),
+            "run": atomic.sha256_file(runfile.path(out)),
             "tables": table_info,
         },
     }
@@ -144,7 +145,7 @@ def write(
     doc = build(out, generated)
     validate(doc)
     path = Path(path) if path else Path(out) / "manifest.json"
-    tables.write_text(path, dumps(doc))
+    atomic.write_text(path, dumps(doc))
     return path, doc
 
 

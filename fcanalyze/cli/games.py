@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from fcanalyze import manifest as manifest_mod
-from fcanalyze.cli import BadInput, cli
+from fcanalyze import games
+from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.options import echo_json, format_option
 
 
-@cli.command()
+@click.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--output",
@@ -28,7 +28,7 @@ def manifest(directory: Path, output: Path | None) -> None:
     unsolvable and undecided deals (never in a class list), the rules, how the daily deal is picked and
     the provenance (range, tool version, date, table checksums). Schema: README, "The manifest"."""
     try:
-        path, doc = manifest_mod.write(directory, output)
+        path, doc = games.write(directory, output)
     except ValueError as e:
         raise BadInput(str(e)) from None
     counts = ", ".join(f"{k} {v:,}" for k, v in doc["counts"].items())
@@ -37,14 +37,14 @@ def manifest(directory: Path, output: Path | None) -> None:
 
 def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date:
     if value is None:
-        return manifest_mod.today_in_japan()
+        return games.today_in_japan()
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a date (expected YYYY-MM-DD)") from None
 
 
-@cli.command()
+@click.command()
 @click.option(
     "--manifest",
     "manifest_path",
@@ -76,8 +76,8 @@ def daily(manifest_path: Path, date: dt.date, cls: str, fmt: str) -> None:
     The pick: i = first 8 bytes (big-endian) of sha256("fcanalyze-daily/1 DATE CLASS") modulo the number
     of deals of the class (all three classes merged for "any"); the deal is the i-th of the sorted list."""
     try:
-        doc = manifest_mod.load(manifest_path)
-        deal = manifest_mod.daily(doc, date, cls)
+        doc = games.load(manifest_path)
+        deal = games.daily(doc, date, cls)
     except ValueError as e:
         raise BadInput(str(e)) from None
     if fmt == "json":

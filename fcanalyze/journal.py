@@ -1,0 +1,93 @@
+"""Per-shard journals, for resume: the records of the deals finished in a block whose shard is not
+written yet (``OUT/journal/BLOCK.jsonl``, one JSON record per line), and beside them the resumable files
+of the layered proofs in progress (``OUT/journal/layered/DEAL``).
+
+A record is flushed as soon as it is appended (a killed process loses nothing) and fsynced within
+`SYNC` seconds (a crash of the machine loses at most that much work). A block's journal goes once its
+shard is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+DIR = "journal"
+#: Seconds between fsyncs of a journal: a record is flushed at once (a killed process loses nothing), and
+#: on disk within this time (a crash of the machine loses at most this much work).
+SYNC = 5.0
+
+
+def path(out: Path, block: str) -> Path:
+    """The journal of `block`."""
+    return out / DIR / f"{block}.jsonl"
+
+
+def scratch(out: Path) -> Path:
+    """The directory of the layered proofs' resumable files (a directory per deal)."""
+    return out / DIR / "layered"
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    """The records of a journal, one per deal (a deal's last record wins: it is the newest). Reading
+    stops at the first line that is not a whole record: the tail a killed writer left half written."""
+    if not path.exists():
+        return []
+    found: dict[Any, dict[str, Any]] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            if not isinstance(record, dict) or "deal" not in record:
+                break
+            found[record["deal"]] = record
+    return list(found.values())
+
+
+class Journals:
+    """Append-only journals of records, one file per block, opened on first use."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.files: dict[str, Any] = {}
+        self.synced = time.monotonic()
+
+    def append(self, block: str, record: dict[str, Any]) -> None:
+        f = self.files.get(block)
+        if f is None:
+            p = path(self.out, block)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            f = self.files[block] = open(p, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        f.flush()
+        if time.monotonic() - self.synced >= SYNC:
+            self.sync()
+
+    def sync(self) -> None:
+        for f in self.files.values():
+            os.fsync(f.fileno())
+        self.synced = time.monotonic()
+
+    def remove(self, block: str) -> None:
+        """Drop a block's journal (its files are written)."""
+        f = self.files.pop(block, None)
+        if f is not None:
+            f.close()
+        path(self.out, block).unlink(missing_ok=True)
+
+    def close(self) -> None:
+        for f in self.files.values():
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+        self.files.clear()
+        for d in (scratch(self.out), self.out / DIR):
+            if d.is_dir() and not any(d.iterdir()):
+                d.rmdir()

@@ -1,0 +1,141 @@
+"""The run file, ``OUT/run.json``: what a run is (job, range, configuration, versions), the shards it
+has written (rows, bytes and sha256 of each file), its counts, and whether it is complete.
+
+Only the parent writes it, atomically, after each shard; a shard counts as done only when the run file
+lists it and its files verify against their checksums. A run resumed in the same directory must have
+the same job, range and configuration (``--redo-undecided`` may raise the budgets, see
+`raised_budgets`).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from fcanalyze import _core, atomic, records, shards
+
+NAME = "run.json"
+FORMAT = "fcanalyze-run/1"
+#: Budgets ``--redo-undecided`` may raise. They only cut a search short, so a deal that finishes within
+#: the smaller budget has the rows it would have had with the larger one from the start.
+RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
+
+
+def path(out: Path) -> Path:
+    return out / NAME
+
+
+def read(out: Path) -> dict[str, Any] | None:
+    """The run file of `out`, or None when there is none."""
+    p = path(out)
+    if not p.exists():
+        return None
+    try:
+        run = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{p} is not a readable run manifest ({e}); use another --out directory") from None
+    if not isinstance(run, dict) or run.get("format") != FORMAT:
+        raise ValueError(f"{p} is not an fcanalyze run manifest; use another --out directory")
+    return run
+
+
+def write(out: Path, run: dict[str, Any]) -> None:
+    """Write the run file atomically."""
+    atomic.write_json(path(out), run)
+
+
+def identity(job: str, range_text: str, config: dict[str, Any]) -> dict[str, Any]:
+    """What a resumed run must share with the run already in its directory."""
+    return {
+        "job": job,
+        "range": range_text,
+        "config": config,
+        "fcanalyze": _core.__version__,
+        "schema": records.SCHEMA_VERSION,
+    }
+
+
+def _versions() -> dict[str, str]:
+    return {
+        "fcanalyze": _core.__version__,
+        "schema": str(records.SCHEMA_VERSION),
+        "python": platform.python_version(),
+        "pyarrow": pa.__version__,
+    }
+
+
+def new(identity: dict[str, Any], deals: int) -> dict[str, Any]:
+    """The run file of a new run over `deals` deals, with no shard yet."""
+    return {
+        "format": FORMAT,
+        **identity,
+        "versions": _versions(),
+        "rules": records.RULES,
+        "deals": deals,
+        "shards": {},
+        "complete": False,
+    }
+
+
+def shard_is_complete(out: Path, block: str, entry: dict[str, Any]) -> bool:
+    """True when every file the run file lists for a shard exists with its recorded checksum."""
+    files = entry.get("files", {})
+    return bool(files) and all(
+        shards.path(out, table, block).exists()
+        and atomic.sha256_file(shards.path(out, table, block)) == f["sha256"]
+        for table, f in files.items()
+    )
+
+
+def raised_budgets(have: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
+    """The budgets of configuration `want` that are larger than those of the run's `have` (None, no time
+    limit, is the largest), or {} when `want` changes anything else or lowers a budget."""
+    raised = {}
+    for key in RAISABLE_BUDGETS:
+        old, new = have.get(key), want.get(key)
+        if old == new:
+            continue
+        if old is None or (new is not None and new < old):
+            return {}
+        raised[key] = new
+    others_equal = all(have.get(k) == v for k, v in want.items() if k not in RAISABLE_BUDGETS)
+    return raised if others_equal else {}
+
+
+def raise_budgets(run: dict[str, Any], config: dict[str, Any], raised: dict[str, Any]) -> None:
+    """Give `run` the configuration `config`, whose budgets `raised` are larger, recording the raise in
+    ``budgets_raised``."""
+    run.setdefault("budgets_raised", []).append(
+        {
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "from": {k: run["config"][k] for k in raised},
+            "to": raised,
+        }
+    )
+    run["config"] = config
+
+
+def check_compatible(out: Path, run: dict[str, Any], want: dict[str, Any]) -> None:
+    """Raise `ValueError`, naming the differences, unless `run` has the `want` identity."""
+    have = {k: run.get(k) for k in want}
+    if have == want:
+        return
+    diffs = []
+    for k in want:
+        if k == "config":
+            diffs += [
+                f"{c} {have['config'].get(c)!r} -> {v!r}"
+                for c, v in want["config"].items()
+                if (have.get("config") or {}).get(c) != v
+            ]
+        elif have[k] != want[k]:
+            diffs.append(f"{k} {have[k]!r} -> {want[k]!r}")
+    raise ValueError(
+        f"{path(out)} holds a run with a different configuration ({'; '.join(diffs)}); "
+        "re-run with the same options or use a new --out directory"
+    )
