@@ -15,7 +15,7 @@ import sys
 import click
 
 from fcanalyze import _core
-from fcanalyze.cli import analyze, deal, games, hint, solve, summary, verify
+from fcanalyze.cli import analyze, deal, games, hint, report, solve, summary, verify
 from fcanalyze.cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
@@ -60,6 +60,7 @@ def cli() -> None:
 cli.add_command(analyze.analyze)
 cli.add_command(verify.verify_unsolvable)
 cli.add_command(summary.summary)
+cli.add_command(report.report)
 cli.add_command(games.manifest)
 cli.add_command(games.daily)
 cli.add_command(deal.deal)
