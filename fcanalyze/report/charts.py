@@ -20,18 +20,17 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from fcanalyze import published
 from fcanalyze.report.data import RunData
 
-# Reproducible files: ids from a fixed salt, no date in the metadata; text as paths (no font needed).
-matplotlib.rcParams.update(
-    {
-        "svg.hashsalt": "fcanalyze-report",
-        "svg.fonttype": "path",
-        "font.size": 9,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "axes.titlesize": 10,
-        "axes.titleweight": "bold",
-    }
-)
+#: The charts' style, applied while they are drawn and saved (never to the process's own settings).
+#: Reproducible files: ids from a fixed salt, no date in the metadata; text as paths (no font needed).
+STYLE = {
+    "svg.hashsalt": "fcanalyze-report",
+    "svg.fonttype": "path",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+}
 
 SIZE = (7.5, 3.4)  # inches: 750 x 340 pixels at PNG_DPI
 PNG_DPI = 100
@@ -44,6 +43,8 @@ COLORS = {
     "solved": "#3a76b0",
 }
 OURS = "#3a76b0"
+#: One colour per cell count (qualitative: neighbouring counts stay apart).
+CELL_COLORS = ("#6a3d9a", "#1f78b4", "#33a02c", "#ff7f00", "#e31a1c", "#b15928", "#666666")
 #: Ranks marked on the curve of the time in the heaviest deals.
 TOP = (1, 10, 100, 1000)
 
@@ -60,7 +61,8 @@ class Chart:
     def svg(self) -> str:
         """The chart as an inline ``<svg>`` element, its ids prefixed with its name (several in a page)."""
         buf = io.StringIO()
-        self.figure.savefig(buf, format="svg", metadata={"Date": None})
+        with matplotlib.rc_context(STYLE):
+            self.figure.savefig(buf, format="svg", metadata={"Date": None})
         text = buf.getvalue()
         text = text[text.index("<svg") :]
         text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)  # RDF: nothing a page needs
@@ -71,7 +73,8 @@ class Chart:
 
     def write_png(self, directory: Path) -> Path:
         path = directory / f"{self.name}.png"
-        self.figure.savefig(path, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        with matplotlib.rc_context(STYLE):
+            self.figure.savefig(path, format="png", dpi=PNG_DPI, metadata={"Software": None})
         return path
 
 
@@ -215,16 +218,20 @@ def proof_sizes_chart(data: RunData) -> Chart | None:
     else:
         bins = _log_bins(positions.astype(float))
         ks = sorted(set(cells.tolist()))
-        cmap = matplotlib.colormaps["viridis"]
-        counts, _, _ = ax.hist(
-            [positions[cells == k] for k in ks],
-            bins=bins,
-            stacked=True,
-            color=[cmap(i / max(len(ks) - 1, 1)) for i in range(len(ks))],
-            label=[f"{k} cells" for k in ks],
-        )
+        # One outline per cell count, not stacked: stacked bars mislead on a log scale.
+        top = 1.0
+        for i, k in enumerate(ks):
+            counts, _, _ = ax.hist(
+                positions[cells == k],
+                bins=bins,
+                histtype="step",
+                linewidth=1.6,
+                color=CELL_COLORS[i % len(CELL_COLORS)],
+                label=f"{k} cells ({int((cells == k).sum()):,})",
+            )
+            top = max(top, float(np.max(counts)))
         ax.set_xscale("log")
-        _log_counts(ax, float(np.max(counts)))
+        _log_counts(ax, top)
         ax.set_xlabel("positions examined by the proof (log scale)")
         ax.set_ylabel("proofs (log scale)")
         ax.legend(frameon=False, fontsize=8, title="proof with", title_fontsize=8)
@@ -346,5 +353,6 @@ CHARTS: tuple[Callable[[RunData], Chart | None], ...] = (
 
 def draw(data: RunData) -> dict[str, Chart]:
     """Every chart the run has something for, by name."""
-    charts = (make(data) for make in CHARTS)
+    with matplotlib.rc_context(STYLE):
+        charts = [make(data) for make in CHARTS]
     return {c.name: c for c in charts if c is not None}
