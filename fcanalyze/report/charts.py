@@ -252,19 +252,20 @@ def cpu_chart(data: RunData) -> Chart:
     _log_counts(ax, float(counts.max()))
     for q, style in ((50, "--"), (99, ":")):
         v = float(np.percentile(ms, q))
-        ax.axvline(v, color="#333333", linestyle=style, linewidth=1, label=f"p{q}: {_duration(v)}")
+        ax.axvline(v, color="#333333", linestyle=style, linewidth=1, label=f"p{q}: {duration(v)}")
     ax.legend(frameon=False, fontsize=8)
     ax.set_xlabel("CPU time per deal, ms (log scale)")
     ax.set_ylabel("deals (log scale)")
     ax.set_title("CPU time per deal")
     caption = (
         f"Search CPU time per deal, all its searches summed, over {len(ms):,} deals: "
-        f"{ms.sum() / 1e3:,.1f} s in all, the slowest {_duration(float(ms.max()))}."
+        f"{ms.sum() / 1e3:,.1f} s in all, the slowest {duration(float(ms.max()))}."
     )
     return Chart("cpu_per_deal", "CPU time per deal", caption, fig)
 
 
-def _duration(ms: float) -> str:
+def duration(ms: float) -> str:
+    """A time in milliseconds as text: ``0.13 ms``, ``45 ms``, ``1.2 s``, ``82.8 min``."""
     if ms >= 60_000:
         return f"{ms / 60_000:,.1f} min"
     if ms >= 1000:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from fcanalyze.report.charts import Chart, time_share
+from fcanalyze.report.charts import Chart, duration, time_share
 from fcanalyze.report.data import RunData
 
 #: Rows of the table of the heaviest deals.
@@ -168,9 +168,9 @@ def _heaviest(data: RunData) -> str:
         zip(top, per["ms"].to_pylist(), per["positions"].to_pylist(), strict=True), 1
     ):
         cum += ms
-        row = [i, d, ms / 1e3, f"{ms / total:.1%}", f"{cum / total:.1%}", pos, "; ".join(detail[d])]
+        row = [i, str(d), duration(ms), f"{ms / total:.1%}", f"{cum / total:.1%}", pos, "; ".join(detail[d])]
         rows.append([*row, classes[d]] if classes else row)
-    head = ["#", "deal", "CPU s", "share", "cumulative", "positions", "searches (cells: outcome)"]
+    head = ["#", "deal", "CPU time", "share", "cumulative", "positions", "searches (cells: outcome)"]
     return _table([*head, "class"] if classes else head, rows, {0, 1, 2, 3, 4, 5})
 
 
@@ -224,7 +224,7 @@ def _unsolvable(data: RunData) -> str:
     parts = ['<h2 id="unsolvable">Unsolvable and undecided deals</h2>']
     if data.unsolvable is not None and data.unsolvable.num_rows:
         rows = [
-            [r["deal"], r["positions"], "-" if r["min_cells"] is None else r["min_cells"]]
+            [str(r["deal"]), r["positions"], "-" if r["min_cells"] is None else r["min_cells"]]
             for r in data.unsolvable.to_pylist()
         ]
         parts += [
