@@ -26,6 +26,8 @@ from fcanalyze.cli import cli
 
 #: The charts of an `analyze` run's report, in page order.
 CHARTS = ["classes", "cpu_per_deal", "time_share", "proof_sizes", "moves"]
+#: Those of a `verify-unsolvable` run's.
+VERIFY_CHARTS = ["outcomes", "cpu_per_deal", "time_share", "proof_sizes", "moves"]
 WIDTH = 1200
 
 
@@ -46,6 +48,25 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"{run / 'report.html'}: 5 charts, ")
     return {"run": run, "html": run / "report.html", "png": tmp / "png", "tmp": tmp}
+
+
+@pytest.fixture(scope="module")
+def verify_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """`fcanalyze verify-unsolvable 11971-12000` (11982 in it), then its report."""
+    run = tmp_path_factory.mktemp("report-verify") / "run"
+    done = fcanalyze("verify-unsolvable", "11971-12000", "--out", run)
+    assert done.returncode == 0, done.stderr
+    done = fcanalyze("report", run)
+    assert done.returncode == 0, done.stderr
+    return {"run": run, "html": run / "report.html", "tmp": run.parent}
+
+
+def test_verify_report(verify_run: dict[str, Path]) -> None:
+    html = verify_run["html"].read_text()
+    svgs = re.findall(r"<svg\b.*?</svg>", html, flags=re.S)
+    assert [re.search(r'id="(\w+?)-', svg).group(1) for svg in svgs] == VERIFY_CHARTS
+    assert "Outcomes with 4 free cells" in html and "11982" in html
+    assert '<span class="match">match</span>' in html and "DIFFERS" not in html
 
 
 def test_report_is_one_self_contained_page(small_run: dict[str, Path]) -> None:
@@ -254,9 +275,14 @@ def _problems(events: list[dict[str, Any]], page_url: str) -> list[str]:
     return found
 
 
-def test_report_in_a_browser(small_run: dict[str, Path], browser: DevTools) -> None:
+@pytest.mark.parametrize("job", ["analyze", "verify"])
+def test_report_in_a_browser(
+    job: str, small_run: dict[str, Path], verify_run: dict[str, Path], browser: DevTools
+) -> None:
     image_mod = pytest.importorskip("PIL.Image")
-    url = small_run["html"].resolve().as_uri()
+    made, charts = (small_run, CHARTS) if job == "analyze" else (verify_run, VERIFY_CHARTS)
+    url = made["html"].resolve().as_uri()
+    browser.events.clear()
     for domain in ("Page", "Runtime", "Log", "Network"):
         browser.send(f"{domain}.enable")
     browser.send("Page.navigate", url=url)
@@ -273,16 +299,16 @@ def test_report_in_a_browser(small_run: dict[str, Path], browser: DevTools) -> N
             })})""",
     )
     page = json.loads(layout["result"]["value"])
-    assert [c["id"] for c in page["charts"]] == [f"chart-{c}" for c in CHARTS]
+    assert [c["id"] for c in page["charts"]] == [f"chart-{c}" for c in charts]
     shot = browser.send(
         "Page.captureScreenshot",
         format="png",
         captureBeyondViewport=True,
         clip={"x": 0, "y": 0, "width": WIDTH, "height": page["height"], "scale": 1},
     )
-    path = small_run["tmp"] / "report-screenshot.png"
+    path = made["tmp"] / f"report-{job}.png"
     path.write_bytes(base64.b64decode(shot["data"]))
-    if os.environ.get("FCANALYZE_REPORT_SCREENSHOT"):
+    if os.environ.get("FCANALYZE_REPORT_SCREENSHOT"):  # a directory to keep the screenshots in
         shutil.copy(path, os.environ["FCANALYZE_REPORT_SCREENSHOT"])
     image = image_mod.open(path).convert("RGB")
     assert image.size == (WIDTH, page["height"])
