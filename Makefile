@@ -40,8 +40,8 @@ results-1m: ## regenerate results/1m: deals 1-1,000,000 with 4 cells, the unsolv
 
 test: test-rust test-python ## run the whole test suite (Rust and Python) against the release build
 
-test-rust: ## the core's Rust tests, release build
-	cargo test --release --workspace -q
+test-rust: ## the Rust tests of the core and the binding, release build (the lab is not built)
+	cargo test --release -q
 
 test-python: ## the Python tests (CLI end to end, checker, tables), against the installed release build
 	$(BIN)/pytest -q
