@@ -5,21 +5,36 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 JOBS ?= $(shell nproc)
 
-.PHONY: help install dev run test test-rust test-python lint fmt bench results results-32k results-1m clean
+.PHONY: help install dev run test test-fast test-rust test-python lint fmt bench results results-32k results-1m clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
+# The extras that `make lint` and `make test` need (pyproject.toml), and where `make install` builds its wheel.
+EXTRAS := test,dask,lint
+WHEEL_DIR := build/wheel
+
 $(PY):
+	@echo "== creating the virtual environment $(VENV)"
 	python3 -m venv $(VENV)
+	@echo "== upgrading pip in $(VENV)"
 	$(BIN)/pip install -q --upgrade pip
 
-install: $(PY) ## install fcanalyze (Rust core in release mode) with its test and Dask extras into .venv
-	$(BIN)/pip install -q '.[test,dask]'
+install: $(PY) ## install fcanalyze (Rust core in release mode) with its test, Dask and lint extras into .venv
+	@echo "== building the Rust core in release mode (fat LTO: a few minutes on 2 cores) into a wheel"
+	rm -rf $(WHEEL_DIR)
+	$(BIN)/pip wheel -q --no-deps -w $(WHEEL_DIR) .
+	@echo "== installing fcanalyze from that wheel"
+	$(BIN)/pip install -q --force-reinstall --no-deps $(WHEEL_DIR)/fcanalyze-*.whl
+	@echo "== installing its dependencies and the extras $(EXTRAS)"
+	$(BIN)/pip install -q "$$(ls $(WHEEL_DIR)/fcanalyze-*.whl)[$(EXTRAS)]"
+	@echo "== installed: $$($(BIN)/fcanalyze --version)"
 
 dev: $(PY) ## rebuild the core in place for development (maturin develop --release)
+	@echo "== installing maturin"
 	$(BIN)/pip install -q maturin
-	$(BIN)/maturin develop --release -q -E test,dask
+	@echo "== building the Rust core in release mode and installing fcanalyze in place, with $(EXTRAS)"
+	$(BIN)/maturin develop --release -q -E $(EXTRAS)
 
 # The options of the committed classification (results/32k): budgets that decide every deal of 1-32,000
 # (each proof bounded by --max-memory per worker: deal 982 at 2 cells needs the layered proof).
