@@ -61,11 +61,12 @@ test-rust: ## the Rust tests of the core and the binding, release build (the lab
 test-python: ## the Python tests (CLI end to end, checker, tables), against the installed release build
 	$(BIN)/pytest -q
 
-lint: ## ruff, rustfmt and clippy, all as errors
+lint: ## ruff, rustfmt, clippy (the lab too) and stubtest (_core.pyi against the built module), all as errors
 	$(BIN)/ruff check fcanalyze tests benchmarks pipelines
 	$(BIN)/ruff format --check fcanalyze tests benchmarks pipelines
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -q -- -D warnings
+	$(BIN)/stubtest --mypy-config-file pyproject.toml fcanalyze._core
 
 fmt: ## format Python and Rust sources
 	$(BIN)/ruff format fcanalyze tests benchmarks pipelines
