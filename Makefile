@@ -53,7 +53,32 @@ results-1m: ## regenerate results/1m: deals 1-1,000,000 with 4 cells, the unsolv
 	rm -rf results/1m
 	$(PY) pipelines/regenerate.py verify 1-1000000 results/1m
 
-test: test-rust test-python ## run the whole test suite (Rust and Python) against the release build
+test: test-rust test-python ## the full gate (.ci/run): every Rust and Python test, slow ones too, release build
+
+# The core's Rust tests that take more than about 5 s each on 2 shared cores (libtest's --report-time,
+# release without fat LTO; `make test` runs them all). Bare function names, matched as substrings, so
+# that moving a test to another module keeps it skipped.
+SLOW_RUST_TESTS := \
+	groups_searched_by_levels_count_the_same \
+	a_layer_beam_wins_and_its_line_replays \
+	seeds_are_written_lean_once_the_lines_are_forgotten \
+	table_scans_take_every_waiting_position_once \
+	a_search_killed_within_a_layer_goes_on_from_its_last_level \
+	a_bounded_stack_counts_the_same \
+	a_beam_wins_and_its_line_replays \
+	a_killed_search_goes_on_from_its_checkpoint \
+	layered_wins_come_with_lines \
+	proofs_count_the_reachable_set_as_prove_does \
+	layered_proofs_count_what_the_prover_counts \
+	solve_proofs_count_the_reachable_set \
+	shorter_than_the_fast_solver \
+	short_lines_replay_and_win \
+	budgets_give_the_best_line_so_far_or_undecided \
+	fewer_cells_and_proofs
+
+test-fast: ## the edit loop (<2 min once built): core Rust tests without fat LTO, skipping SLOW_RUST_TESTS; Python tests not marked slow
+	cargo test --profile fast -p fcanalyze-core -q -- $(addprefix --skip ,$(SLOW_RUST_TESTS))
+	$(BIN)/pytest -q -m "not slow"
 
 test-rust: ## the Rust tests of the core and the binding, release build (the lab is not built)
 	cargo test --release -q
