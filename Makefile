@@ -5,21 +5,36 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 JOBS ?= $(shell nproc)
 
-.PHONY: help install dev run test test-rust test-python lint fmt bench results results-32k results-1m clean
+.PHONY: help install dev run test test-fast test-rust test-python lint fmt bench results results-32k results-1m clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
+# The extras that `make lint` and `make test` need (pyproject.toml), and where `make install` builds its wheel.
+EXTRAS := test,dask,lint
+WHEEL_DIR := build/wheel
+
 $(PY):
+	@echo "== creating the virtual environment $(VENV)"
 	python3 -m venv $(VENV)
+	@echo "== upgrading pip in $(VENV)"
 	$(BIN)/pip install -q --upgrade pip
 
-install: $(PY) ## install fcanalyze (Rust core in release mode) with its test and Dask extras into .venv
-	$(BIN)/pip install -q '.[test,dask]'
+install: $(PY) ## install fcanalyze (Rust core in release mode) with its test, Dask and lint extras into .venv
+	@echo "== building the Rust core in release mode (fat LTO: a few minutes on 2 cores) into a wheel"
+	rm -rf $(WHEEL_DIR)
+	$(BIN)/pip wheel -q --no-deps -w $(WHEEL_DIR) .
+	@echo "== installing fcanalyze from that wheel"
+	$(BIN)/pip install -q --force-reinstall --no-deps $(WHEEL_DIR)/fcanalyze-*.whl
+	@echo "== installing its dependencies and the extras $(EXTRAS)"
+	$(BIN)/pip install -q "$$(ls $(WHEEL_DIR)/fcanalyze-*.whl)[$(EXTRAS)]"
+	@echo "== installed: $$($(BIN)/fcanalyze --version)"
 
 dev: $(PY) ## rebuild the core in place for development (maturin develop --release)
+	@echo "== installing maturin"
 	$(BIN)/pip install -q maturin
-	$(BIN)/maturin develop --release -q -E test,dask
+	@echo "== building the Rust core in release mode and installing fcanalyze in place, with $(EXTRAS)"
+	$(BIN)/maturin develop --release -q -E $(EXTRAS)
 
 # The options of the committed classification (results/32k): budgets that decide every deal of 1-32,000
 # (each proof bounded by --max-memory per worker: deal 982 at 2 cells needs the layered proof).
@@ -38,19 +53,45 @@ results-1m: ## regenerate results/1m: deals 1-1,000,000 with 4 cells, the unsolv
 	rm -rf results/1m
 	$(PY) pipelines/regenerate.py verify 1-1000000 results/1m
 
-test: test-rust test-python ## run the whole test suite (Rust and Python) against the release build
+test: test-rust test-python ## the full gate (.ci/run): every Rust and Python test, slow ones too, release build
 
-test-rust: ## the core's Rust tests, release build
-	cargo test --release --workspace -q
+# The core's Rust tests that take more than about 5 s each on 2 shared cores (libtest's --report-time,
+# release without fat LTO; `make test` runs them all). Bare function names, matched as substrings, so
+# that moving a test to another module keeps it skipped.
+SLOW_RUST_TESTS := \
+	groups_searched_by_levels_count_the_same \
+	a_layer_beam_wins_and_its_line_replays \
+	seeds_are_written_lean_once_the_lines_are_forgotten \
+	table_scans_take_every_waiting_position_once \
+	a_search_killed_within_a_layer_goes_on_from_its_last_level \
+	a_bounded_stack_counts_the_same \
+	a_beam_wins_and_its_line_replays \
+	a_killed_search_goes_on_from_its_checkpoint \
+	layered_wins_come_with_lines \
+	proofs_count_the_reachable_set_as_prove_does \
+	layered_proofs_count_what_the_prover_counts \
+	solve_proofs_count_the_reachable_set \
+	shorter_than_the_fast_solver \
+	short_lines_replay_and_win \
+	budgets_give_the_best_line_so_far_or_undecided \
+	fewer_cells_and_proofs
+
+test-fast: ## the edit loop (<2 min once built): core Rust tests without fat LTO, skipping SLOW_RUST_TESTS; Python tests not marked slow
+	cargo test --profile fast -p fcanalyze-core -q -- $(addprefix --skip ,$(SLOW_RUST_TESTS))
+	$(BIN)/pytest -q -m "not slow"
+
+test-rust: ## the Rust tests of the core and the binding, release build (the lab is not built)
+	cargo test --release -q
 
 test-python: ## the Python tests (CLI end to end, checker, tables), against the installed release build
 	$(BIN)/pytest -q
 
-lint: ## ruff, rustfmt and clippy, all as errors
+lint: ## ruff, rustfmt, clippy (the lab too) and stubtest (_core.pyi against the built module), all as errors
 	$(BIN)/ruff check fcanalyze tests benchmarks pipelines
 	$(BIN)/ruff format --check fcanalyze tests benchmarks pipelines
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -q -- -D warnings
+	$(BIN)/stubtest --mypy-config-file pyproject.toml fcanalyze._core
 
 fmt: ## format Python and Rust sources
 	$(BIN)/ruff format fcanalyze tests benchmarks pipelines

@@ -602,6 +602,7 @@ def random_positions(draw: st.DrawFn) -> tuple[dict[str, Any], int]:
 PLACES = [f"col{i}" for i in range(1, 9)] + [f"cell{i}" for i in range(1, 5)] + ["foundation"]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(random_positions(), st.randoms(use_true_random=False))
 def test_random_play_is_consistent(start: tuple[dict[str, Any], int], rng: random.Random) -> None:

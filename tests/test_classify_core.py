@@ -69,6 +69,7 @@ def test_prove_strategy_uses_the_lean_prover() -> None:
     assert cols["positions"][0] == 63
 
 
+@pytest.mark.slow
 def test_the_layered_proof_takes_over_when_memory_runs_out() -> None:
     """Deal 883 with no free cell: 2,174,568 reachable positions, more than the depth-first prover holds in
     40, 20 or 10 MB; the layered proof finishes in each (it holds one group at a time) with the same
@@ -85,6 +86,7 @@ def test_the_layered_proof_takes_over_when_memory_runs_out() -> None:
     assert short["outcome"] == "undecided" and short["exhausted"] == "positions"
 
 
+@pytest.mark.slow
 def test_a_line_the_prover_misses_within_its_memory_comes_from_the_solver() -> None:
     """Deal 1406 with 1 cell is solvable, but the depth-first prover wanders 7 M positions before its
     line: with 64 MB it runs out, and the heuristic solver (given what the memory holds) finds a line."""
@@ -105,6 +107,7 @@ def _classify_10996_in_a_process(ckpt: Path, memory_mb: int) -> tuple[subprocess
     return proc, ckpt / "cells-1" / "checkpoint"
 
 
+@pytest.mark.slow
 def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
     """Deal 10996 with 1 cell in 64 MB: the prover and the solver run out and the layered proof takes
     over (15,320,573 reachable positions). Killed with SIGKILL once it has saved a checkpoint, the same
@@ -128,6 +131,7 @@ def test_a_killed_layered_proof_goes_on_from_its_checkpoint(tmp_path) -> None:
     assert not (ckpt / "cells-1").exists()
 
 
+@pytest.mark.slow
 def test_a_layered_proof_killed_within_a_layer_goes_on_from_its_last_level(tmp_path) -> None:
     """Deal 10996 with 1 cell in 16 MB: some groups of the layered proof outgrow the memory and are
     searched by levels, each level's end saving a checkpoint within its layer (the group, the positions of

@@ -74,6 +74,7 @@ def test_solve_11982_proof_counts_61643_positions():
     assert (doc["outcome"], doc["positions"], doc["moves"]) == ("unsolvable", 61643, [])
 
 
+@pytest.mark.slow
 def test_prove_with_a_memory_bound():
     """`--max-memory` reaches the proof (the hand-over to the layered proof itself is tested through the
     binding in test_classify_core.py); a bound below 64 MB is bad input."""

@@ -87,6 +87,7 @@ def local_reference(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_cluster_gives_the_local_tables(cluster, local_reference, tmp_path):
     address, _ = cluster
     out = tmp_path / "dask"
@@ -96,6 +97,7 @@ def test_cluster_gives_the_local_tables(cluster, local_reference, tmp_path):
     assert runfile.read(out)["complete"]
 
 
+@pytest.mark.slow
 def test_killing_a_worker_loses_no_rows(cluster, tmp_path):
     address, workers = cluster
     rng = "1-60"

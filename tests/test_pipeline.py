@@ -122,12 +122,14 @@ def test_the_replay_script_checks_every_solution_of_a_results_directory(referenc
     assert r.returncode == 2 and "holds no deals table" in r.stderr
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_same_tables(reference, tmp_path):
     r = analyze(tmp_path / "two", "--workers", "2")
     assert r.returncode == 0, r.stderr
     assert_same_tables(reference, tmp_path / "two")
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill(reference, tmp_path):
     out = tmp_path / "killed"
     proc = subprocess.Popen(
@@ -161,6 +163,7 @@ def test_resume_after_sigkill(reference, tmp_path):
     assert_same_tables(reference, out)
 
 
+@pytest.mark.slow
 def test_an_interrupted_shard_resumes_from_its_journal(tmp_path):
     """One shard of 13 deals: SIGKILL while deal 140 (seconds of search) is in progress, after 1-12 are
     journaled. The resumed run takes 1-12 from the journal (their measured times stay those of the first
@@ -206,6 +209,7 @@ def test_a_torn_journal_tail_is_ignored(tmp_path):
     assert journal.read(tmp_path / "none.jsonl") == []
 
 
+@pytest.mark.slow
 def test_workers_exit_when_the_parent_is_killed(tmp_path):
     """SIGKILL to the parent alone: its workers, in the middle of a proof, exit too (no orphan keeps a
     core and its memory busy)."""
@@ -238,6 +242,7 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
     assert not alive, alive
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(reference, tmp_path):
     out = tmp_path / "interrupted"
     proc = subprocess.Popen(
@@ -264,6 +269,7 @@ def test_ctrl_c_stops_cleanly_and_resumes(reference, tmp_path):
     assert_same_tables(reference, out)
 
 
+@pytest.mark.slow
 def test_a_crashed_worker_is_replaced(reference, tmp_path):
     out = tmp_path / "crash"
     proc = subprocess.Popen(
@@ -287,6 +293,7 @@ def test_a_crashed_worker_is_replaced(reference, tmp_path):
     assert_same_tables(reference, out)
 
 
+@pytest.mark.slow
 def test_changed_configuration_is_refused(reference, tmp_path):
     out = tmp_path / "cfg"
     assert analyze(out, "--workers", "1", range_text="1-8").returncode == 0
@@ -308,6 +315,7 @@ def test_changed_configuration_is_refused(reference, tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+@pytest.mark.slow
 def test_redo_undecided_computes_those_shards_again(tmp_path):
     # A budget of 3,000 positions leaves deals of 1-8 undecided, and 164's search with 0 cells (its
     # class, easy, is decided, but not its min_cells); 13-16 are decided.
@@ -339,6 +347,7 @@ def test_redo_undecided_computes_those_shards_again(tmp_path):
     assert not (out / journal.DIR).exists()
 
 
+@pytest.mark.slow
 def test_redo_undecided_with_a_larger_budget_gives_the_rows_of_that_budget(tmp_path, reference):
     out, small = tmp_path / "raise", ["--shard-size", "8", "--workers", "1", "--max-positions", "3000"]
     assert run_cli("analyze", "1-8,164", "--out", str(out), *small).returncode == 0
@@ -375,6 +384,7 @@ def test_refuses_a_foreign_directory(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_manifest_and_daily(reference, tmp_path):
     r = run_cli("manifest", str(reference), "-o", str(tmp_path / "m.json"))
     assert r.returncode == 0, r.stderr
@@ -417,6 +427,7 @@ def test_manifest_validation_catches_defects(reference):
         games.validate(bad)
 
 
+@pytest.mark.slow
 def test_manifest_refuses_an_incomplete_run(tmp_path):
     out = tmp_path / "inc"
     assert analyze(out, "--workers", "1", range_text="1-8").returncode == 0
@@ -427,6 +438,7 @@ def test_manifest_refuses_an_incomplete_run(tmp_path):
     assert r.returncode == 2 and "not complete" in r.stderr
 
 
+@pytest.mark.slow
 def test_summary(reference):
     r = run_cli("summary", str(reference))
     assert r.returncode == 0, r.stderr
@@ -532,6 +544,7 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     assert analyze_job.order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
 
 
+@pytest.mark.slow
 def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
     """pipelines/regenerate.py puts each invocation in PROVENANCE.md as soon as the run's directory
     exists: one killed with SIGKILL mid-run stays on record as not finished, and the invocation that
@@ -558,6 +571,7 @@ def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
     assert (out / "manifest.json").exists() and (out / "summary.md").exists()
 
 
+@pytest.mark.slow
 def test_regenerate_records_an_invocation_stopped_with_sigterm(tmp_path):
     """A SIGTERM to pipelines/regenerate.py alone (a `kill`, or a scheduler's stop) goes on to the run, and
     the invocation's line in PROVENANCE.md gets its end and the run's exit code, as with Ctrl-C."""
@@ -607,6 +621,7 @@ def test_a_worker_s_layered_proofs_get_the_cores_it_has_to_itself(tmp_path):
     assert seen == [cores, cores]
 
 
+@pytest.mark.slow
 def test_a_layered_proof_out_of_budget_goes_on_with_redo_undecided(tmp_path):
     """Deal 10996 with 1 cell in 64 MB goes to the layered proof (15,320,573 positions). With a budget of
     5 million positions the proof ends undecided and leaves its files in OUT/journal/layered/10996; run

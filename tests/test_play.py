@@ -64,6 +64,7 @@ def test_illegal_moves_are_rejected_with_the_reason(moves, index, reason):
     assert reason in str(e.value)
 
 
+@pytest.mark.slow
 def test_count_is_needed_only_when_ambiguous():
     # Random play until a run of 2+ cards may go to an empty column: there the count must be given.
     rng = random.Random(7)
@@ -149,6 +150,7 @@ def test_last_winnable_undecided_is_not_a_verdict():
     assert r.index is None
 
 
+@pytest.mark.slow
 def test_cli_hint_and_last_winnable():
     r = run_cli("hint", "1", "--moves", "6a 6b", "--format", "json")
     assert r.returncode == 0, r.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +46,7 @@ def python_successors(layout: dict, cells: int) -> set[tuple]:
 deal_numbers = st.one_of(st.integers(1, 32000), st.integers(1, _core.MAX_DEAL))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(deal=deal_numbers, cells=st.integers(0, 8), seed=st.integers(0, 2**32), steps=st.integers(1, 60))
 def test_random_play_agrees_with_the_checker(deal, cells, seed, steps):
@@ -73,6 +75,7 @@ def test_random_play_agrees_with_the_checker(deal, cells, seed, steps):
     assert (py.ok, py.index) == (ok, index)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     deal=st.integers(1, 32000), cells=st.integers(2, 5), seed=st.integers(0, 2**32), edit=st.integers(0, 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 from conftest import run_cli
 
 RANGE = "11975-11990"
@@ -16,6 +17,7 @@ def verify(out, *extra):
     )
 
 
+@pytest.mark.slow
 def test_agrees_with_the_published_list(tmp_path):
     r = verify(tmp_path / "v", "--format", "json")
     assert r.returncode == 0, r.stderr
@@ -32,6 +34,7 @@ def test_agrees_with_the_published_list(tmp_path):
     assert "16 deals" not in text.stderr  # resumed: nothing recomputed, nothing printed on stderr
 
 
+@pytest.mark.slow
 def test_disagreements_exit_1(tmp_path):
     expected = tmp_path / "expected.txt"
     expected.write_text("# my list\n11976\n")
@@ -41,6 +44,7 @@ def test_disagreements_exit_1(tmp_path):
     assert "unsolvable although not listed: 11982" in r.stdout
 
 
+@pytest.mark.slow
 def test_undecided_is_never_reported_unsolvable(tmp_path):
     r = verify(tmp_path / "v", "--max-positions", "1000", "--format", "json")
     assert r.returncode == 1

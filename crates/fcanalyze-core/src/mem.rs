@@ -4,28 +4,6 @@
 /// Huge pages are this large (x86-64 and aarch64 with 4 KiB base pages).
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
-#[cfg(target_os = "linux")]
-pub(crate) mod sys {
-    use std::ffi::c_void;
-    extern "C" {
-        pub fn mmap(
-            addr: *mut c_void,
-            len: usize,
-            prot: i32,
-            flags: i32,
-            fd: i32,
-            off: i64,
-        ) -> *mut c_void;
-        pub fn munmap(addr: *mut c_void, len: usize) -> i32;
-        pub fn madvise(addr: *mut c_void, len: usize, advice: i32) -> i32;
-    }
-    pub const PROT_READ: i32 = 1;
-    pub const PROT_WRITE: i32 = 2;
-    pub const MAP_PRIVATE: i32 = 2;
-    pub const MAP_ANONYMOUS: i32 = 0x20;
-    pub const MADV_HUGEPAGE: i32 = 14;
-}
-
 /// Ask for huge pages under the whole huge pages inside a vector's buffer (its spare capacity
 /// included), when it spans at least one. Only a hint: nothing changes but the page size, and an
 /// error (an old kernel, huge pages switched off) is ignored.
@@ -43,7 +21,7 @@ pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
             // SAFETY: the range lies inside the vector's own allocation; madvise only sets a hint on
             // those pages and never changes their contents.
             unsafe {
-                sys::madvise(first as *mut _, end - first, sys::MADV_HUGEPAGE);
+                libc::madvise(first as *mut _, end - first, libc::MADV_HUGEPAGE);
             }
         }
     }
@@ -92,20 +70,20 @@ impl<T: ZeroIsDefault> Zeroed<T> {
             // for `T`), checked for failure; the aligned start leaves `bytes` inside it (one huge page
             // more is mapped); the huge-page advice is only a hint, on whole huge pages inside it.
             unsafe {
-                let m = sys::mmap(
+                let m = libc::mmap(
                     std::ptr::null_mut(),
                     maplen,
-                    sys::PROT_READ | sys::PROT_WRITE,
-                    sys::MAP_PRIVATE | sys::MAP_ANONYMOUS,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                     -1,
                     0,
                 );
-                if m as isize != -1 {
+                if m != libc::MAP_FAILED {
                     let m = m as *mut u8;
                     let start = if huge {
                         let aligned = m.add(m.align_offset(HUGE_PAGE));
                         let whole = bytes / HUGE_PAGE * HUGE_PAGE;
-                        sys::madvise(aligned as *mut _, whole, sys::MADV_HUGEPAGE);
+                        libc::madvise(aligned as *mut _, whole, libc::MADV_HUGEPAGE);
                         aligned
                     } else {
                         m
@@ -139,7 +117,7 @@ impl<T: ZeroIsDefault> Drop for Zeroed<T> {
             #[cfg(target_os = "linux")]
             // SAFETY: the mapping made in `new`, given back once.
             Some((m, n)) => unsafe {
-                sys::munmap(m as *mut _, n);
+                libc::munmap(m as *mut _, n);
             },
             #[cfg(not(target_os = "linux"))]
             Some(_) => {}

@@ -1,8 +1,7 @@
 //! Experiment driver: solve a sample of deals and print position statistics.
 //! Usage: tune START END STEP CELLS   (env W=weights, CAP=max positions, WORST=n to list the worst deals)
 use fccore::*;
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     let a: u64 = args[1].parse().unwrap();
     let b: u64 = args[2].parse().unwrap();
     let step: u64 = args[3].parse().unwrap();

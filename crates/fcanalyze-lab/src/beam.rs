@@ -1,8 +1,7 @@
 //! Experiment driver: one beam search ([`fccore::beam`]) of a deal.
 //! Usage: beam DEAL CELLS WIDTH [MAX_POSITIONS]   (env W=weights of the heuristic's features)
 use fccore::*;
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     let deal: u64 = args[1].parse().unwrap();
     let cells: usize = args[2].parse().unwrap();
     let width: usize = args[3].parse().unwrap();

@@ -2,8 +2,7 @@
 //! proof.
 use fccore::prove::Prover;
 use fccore::*;
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     let deal: u64 = args[1].parse().unwrap();
     let cells: usize = args[2].parse().unwrap();
     let cap: u64 = args

@@ -3,8 +3,7 @@
 use fccore::prove::Prover;
 use fccore::*;
 use std::io::BufRead;
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     let cap: u64 = args[1].parse().unwrap();
     let lean = args.get(2).is_some_and(|s| s == "prove");
     let old = args.get(2).is_some_and(|s| s == "oldprove");

@@ -1,7 +1,7 @@
 //! Short winning lines for deals A..B: mean, median and max player moves (supermoves count once,
 //! automatic moves not at all) and the time per deal.
 //!
-//! Usage: cargo run --release --example short -- A B [CELLS]
+//! Usage: fcanalyze-lab short A B [CELLS]
 //!
 //! Environment (all optional): CAP = most positions per deal (default 10,000,000), MS = time limit per
 //! deal in ms, VERBOSE = one line per deal; to try other settings of the search: BEAM = width of the
@@ -36,8 +36,7 @@ fn quantile(v: &[f64], f: f64) -> f64 {
     v[((v.len() as f64 - 1.0) * f).round() as usize]
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     if args.len() < 3 {
         eprintln!("usage: short A B [CELLS]");
         std::process::exit(2);

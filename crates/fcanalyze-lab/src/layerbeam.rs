@@ -1,8 +1,7 @@
 //! Experiment driver: one layer beam ([`fccore::beam::layer_beam`]) of a deal.
 //! Usage: layerbeam DEAL CELLS WIDTH LAYER_CAP [MAX_POSITIONS]
 use fccore::*;
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     let deal: u64 = args[1].parse().unwrap();
     let cells: usize = args[2].parse().unwrap();
     let width: usize = args[3].parse().unwrap();

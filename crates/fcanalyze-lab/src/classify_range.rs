@@ -1,5 +1,5 @@
 //! Exact classification of a range of deals with worker threads, one deal at a time each.
-//! Usage: classify_range FIRST LAST [THREADS] [MAX_CELLS]
+//! Usage: classify-range FIRST LAST [THREADS] [MAX_CELLS]
 //! env: SOLVE=short-solve budget, CAP=prover budget, START=first cell count, OUT=per-deal TSV file,
 //! DEALS=comma list instead of a range.
 use fccore::classify::{Classifier, ClassifyLimits};
@@ -16,8 +16,7 @@ fn env<T: std::str::FromStr>(k: &str, d: T) -> T {
         .unwrap_or(d)
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     let deals: Vec<u64> = match std::env::var("DEALS") {
         Ok(list) => list.split(',').map(|x| x.trim().parse().unwrap()).collect(),
         Err(_) => {

@@ -3,8 +3,7 @@
 //! NODIVES=1 for the plain best-first search); `check` is a fingerprint of every search (positions and
 //! line), equal before and after a change that should only make the search faster
 use fccore::*;
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     let a: u64 = args[1].parse().unwrap();
     let b: u64 = args[2].parse().unwrap();
     let cells: usize = args[3].parse().unwrap();

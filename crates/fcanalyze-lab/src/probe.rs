@@ -1,6 +1,8 @@
+//! Experiment driver: one search of a deal by the solver ([`fccore::Solver`]), at most 200,000,000
+//! positions.
+//! Usage: probe DEAL CELLS [prove]
 use fccore::*;
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
+pub fn run(args: &[String]) {
     let deal: u64 = args[1].parse().unwrap();
     let cells: usize = args[2].parse().unwrap();
     let prove = args.get(3).map(|s| s == "prove").unwrap_or(false);
