@@ -9,6 +9,7 @@ import click
 
 from fcanalyze import runner, shards
 from fcanalyze.cli.errors import BadInput
+from fcanalyze.cli.guard import Command
 from fcanalyze.cli.options import budget_options, engine_options, open_engine
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_range, range_size
@@ -30,7 +31,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     return max(1, min(cores, total_mb // (max_memory_mb + 1024)))
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=Command)
 @click.argument("range_text", metavar="RANGE")
 @click.option(
     "--max-cells",

@@ -9,10 +9,11 @@ import click
 
 from fcanalyze import games
 from fcanalyze.cli.errors import BadInput
+from fcanalyze.cli.guard import Command
 from fcanalyze.cli.options import echo_json, format_option
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--output",
@@ -44,7 +45,7 @@ def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.d
         raise click.BadParameter(f"{value!r} is not a date (expected YYYY-MM-DD)") from None
 
 
-@click.command()
+@click.command(cls=Command)
 @click.option(
     "--manifest",
     "manifest_path",

@@ -8,6 +8,7 @@ import click
 
 from fcanalyze import play
 from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput
+from fcanalyze.cli.guard import Command
 from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
 from fcanalyze.cli.solve import load_source
 
@@ -71,7 +72,7 @@ def budget(max_positions: int | None, time_limit_ms: int | None) -> play.Budget:
     return play.Budget(max_positions or d.max_positions, time_limit_ms if time_limit_ms else d.time_limit_ms)
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=Command)
 @click.argument("source")
 @moves_option
 @cells_option()
@@ -117,7 +118,7 @@ def hint(
     return {True: EXIT_OK, False: EXIT_UNSOLVABLE}.get(answer.winnable, EXIT_UNDECIDED)
 
 
-@click.command("last-winnable", context_settings={"ignore_unknown_options": True})
+@click.command("last-winnable", cls=Command)
 @click.argument("source")
 @moves_option
 @cells_option()

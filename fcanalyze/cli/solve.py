@@ -9,6 +9,7 @@ import click
 
 from fcanalyze.board import layout_from_json, parse_board
 from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput
+from fcanalyze.cli.guard import Command
 from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
 from fcanalyze.deals import parse_deal_number
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, Result
@@ -52,7 +53,7 @@ def describe(r: Result, what: str) -> str:
     return f"{head}: undecided, the {r.exhausted} budget ran out ({stats})"
 
 
-@click.command("solve", context_settings={"ignore_unknown_options": True})
+@click.command("solve", cls=Command)
 @click.argument("source")
 @cells_option()
 @budget_options

@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 
 from fcanalyze import published, runner, shards
 from fcanalyze.cli.errors import EXIT_OK, BadInput
+from fcanalyze.cli.guard import Command
 from fcanalyze.cli.options import budget_options, echo_json, engine_options, format_option, open_engine
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_deal_number, parse_range, range_size
@@ -33,7 +34,7 @@ def read_expected(path: Path) -> list[int]:
     return sorted(set(deals))
 
 
-@click.command("verify-unsolvable", context_settings={"ignore_unknown_options": True})
+@click.command("verify-unsolvable", cls=Command)
 @click.argument("range_text", metavar="[RANGE]", default="1-1000000")
 @click.option(
     "--expected",
