@@ -25,6 +25,9 @@ from fcanalyze import _core, checker
 from fcanalyze.board import format_board, layout_from_json, parse_board
 from fcanalyze.deals import deal_layout, parse_deal_number
 
+#: The longest time limit the core takes, in milliseconds.
+_MAX_MS = 2**64 - 1
+
 _TOKEN = re.compile(r"^[1-8a-gi][1-8a-gih](\(\d+\))?$")
 
 
@@ -190,7 +193,8 @@ class Answer:
 def _search(position: Position, budget: Budget, short: bool, deadline: float | None) -> Answer:
     ms = None
     if deadline is not None:
-        ms = max(1, int((deadline - time.monotonic()) * 1000))
+        # The core counts milliseconds in 64 bits; a float deadline that far off rounds past them.
+        ms = min(max(1, int((deadline - time.monotonic()) * 1000)), _MAX_MS)
     r = _core.solve(
         position.layout,
         position.cells,

@@ -10,7 +10,15 @@ import click
 from fcanalyze import runner, shards
 from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.guard import Command
-from fcanalyze.cli.options import budget_options, engine_options, open_engine
+from fcanalyze.cli.options import (
+    CELLS,
+    MEMORY_MB,
+    PARALLEL,
+    SHARD_SIZE,
+    budget_options,
+    engine_options,
+    open_engine,
+)
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_range, range_size
 from fcanalyze.jobs import analyze as analyze_job
@@ -35,7 +43,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 @click.argument("range_text", metavar="RANGE")
 @click.option(
     "--max-cells",
-    type=click.IntRange(0, 8),
+    type=CELLS,
     default=4,
     show_default=True,
     help="Search up to this many free cells (5 or more classifies deals such as 11982).",
@@ -50,7 +58,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 )
 @click.option(
     "--shard-size",
-    type=click.IntRange(1, 10**7),
+    type=SHARD_SIZE,
     default=shards.DEFAULT_SIZE,
     show_default=True,
     help="Deals per shard file (fixed, aligned blocks of deal numbers).",
@@ -58,7 +66,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 @click.option(
     "--max-memory",
     "max_memory_mb",
-    type=click.IntRange(min=64),
+    type=MEMORY_MB,
     default=DEFAULT_MAX_MEMORY_MB,
     show_default=True,
     metavar="MB",
@@ -73,7 +81,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 )
 @click.option(
     "--threads",
-    type=click.IntRange(min=1),
+    type=PARALLEL,
     default=None,
     help="Threads of each layered proof, sharing its --max-memory (default: the cores each worker has "
     "to itself; no result depends on them).",

@@ -10,7 +10,14 @@ import click
 from fcanalyze.board import layout_from_json, parse_board
 from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput
 from fcanalyze.cli.guard import Command
-from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
+from fcanalyze.cli.options import (
+    MEMORY_MB,
+    budget_options,
+    cells_option,
+    echo_json,
+    echo_notation,
+    format_option,
+)
 from fcanalyze.deals import parse_deal_number
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, Result
 from fcanalyze.solve import solve as solve_deal
@@ -65,7 +72,7 @@ def describe(r: Result, what: str) -> str:
 @click.option(
     "--max-memory",
     "max_memory_mb",
-    type=click.IntRange(min=64),
+    type=MEMORY_MB,
     default=DEFAULT_MAX_MEMORY_MB,
     show_default=True,
     metavar="MB",

@@ -11,7 +11,14 @@ import pyarrow.compute as pc
 from fcanalyze import published, runner, shards
 from fcanalyze.cli.errors import EXIT_OK, BadInput
 from fcanalyze.cli.guard import Command
-from fcanalyze.cli.options import budget_options, echo_json, engine_options, format_option, open_engine
+from fcanalyze.cli.options import (
+    SHARD_SIZE,
+    budget_options,
+    echo_json,
+    engine_options,
+    format_option,
+    open_engine,
+)
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_deal_number, parse_range, range_size
 from fcanalyze.jobs import verify as verify_job
@@ -52,7 +59,7 @@ def read_expected(path: Path) -> list[int]:
 )
 @click.option(
     "--shard-size",
-    type=click.IntRange(1, 10**7),
+    type=SHARD_SIZE,
     default=shards.DEFAULT_SIZE,
     show_default=True,
     help="Deals per shard file.",
