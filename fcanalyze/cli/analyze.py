@@ -10,6 +10,7 @@ import click
 from fcanalyze import runner, shards
 from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.guard import Command
+from fcanalyze.cli.inputs import output_directory
 from fcanalyze.cli.options import (
     CELLS,
     MEMORY_MB,
@@ -120,6 +121,7 @@ def analyze(
         )
     except ValueError as e:
         raise BadInput(str(e)) from None
+    output_directory(out)
     if workers is None and scheduler is None:
         workers = workers_for_memory(max_memory_mb)
     progress = Progress(range_size(spans), CLASSES, quiet, "analyze")

@@ -10,6 +10,7 @@ import click
 from fcanalyze import games
 from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.guard import Command
+from fcanalyze.cli.inputs import output_file
 from fcanalyze.cli.options import echo_json, format_option
 
 
@@ -28,6 +29,8 @@ def manifest(directory: Path, output: Path | None) -> None:
     It lists, for easy, normal and hard, the sorted solvable deals of that class, the counts, the
     unsolvable and undecided deals (never in a class list), the rules, how the daily deal is picked and
     the provenance (range, tool version, date, table checksums). Schema: README, "The manifest"."""
+    if output is not None:
+        output_file(output, "--output")
     try:
         path, doc = games.write(directory, output)
     except ValueError as e:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -9,8 +10,8 @@ import click
 from fcanalyze import play
 from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput
 from fcanalyze.cli.guard import Command
+from fcanalyze.cli.inputs import load_source, read_text
 from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
-from fcanalyze.cli.solve import load_source
 
 PLACE = {
     **{f"col{i}": f"column {i}" for i in range(1, 9)},
@@ -36,17 +37,23 @@ def moves_option(f):
 
 
 def read_moves(moves_text: str | None, moves_file: Path | None) -> list:
-    if moves_file is not None:
-        text = moves_file.read_text()
-        if text.lstrip().startswith("["):
-            import json
-
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError as e:
-                raise BadInput(f"{moves_file}: bad JSON ({e})") from None
+    """The moves played: --moves, or --moves-file (notation, or one JSON list of moves); not both."""
+    if moves_file is not None and moves_text is not None:
+        raise BadInput("--moves and --moves-file both give the moves played; give one of them")
+    if moves_file is None:
+        return play.parse_moves(moves_text or "")
+    text = read_text(moves_file)
+    if not text.lstrip().startswith("["):
         return play.parse_moves(text)
-    return play.parse_moves(moves_text or "")
+    try:
+        moves = json.loads(text)
+    except RecursionError:
+        raise BadInput(f"{moves_file}: bad JSON: nested too deeply") from None
+    except ValueError as e:
+        raise BadInput(f"{moves_file}: bad JSON ({e})") from None
+    if not isinstance(moves, list):
+        raise BadInput(f"{moves_file}: expected one JSON list of moves")
+    return moves
 
 
 def start_position(source: str, cells: int) -> play.Position:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import click
 
-from fcanalyze.board import layout_from_json, parse_board
 from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput
 from fcanalyze.cli.guard import Command
+from fcanalyze.cli.inputs import load_source
 from fcanalyze.cli.options import (
     MEMORY_MB,
     budget_options,
@@ -18,35 +15,8 @@ from fcanalyze.cli.options import (
     echo_notation,
     format_option,
 )
-from fcanalyze.deals import parse_deal_number
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, Result
 from fcanalyze.solve import solve as solve_deal
-
-
-def load_source(source: str) -> tuple[int | dict, str]:
-    """A deal number, or a layout read from a board file (``-`` for stdin; JSON or board text)."""
-    text: str | None = None
-    if source == "-":
-        text = sys.stdin.read()
-    elif Path(source).is_file():
-        try:
-            text = Path(source).read_text()
-        except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(f"cannot read {source}: {e}") from None
-    if text is None:
-        if source.lstrip("+-").replace(",", "").replace("_", "").isdigit():
-            try:
-                n = parse_deal_number(source)
-            except ValueError as e:
-                raise BadInput(str(e)) from None
-            return n, f"deal {n}"
-        raise BadInput(f"{source!r} is neither a deal number nor a board file")
-    name = "stdin" if source == "-" else source
-    try:
-        layout = layout_from_json(text) if text.lstrip().startswith("{") else parse_board(text)
-    except ValueError as e:
-        raise BadInput(f"{name}: {e}") from None
-    return layout, name
 
 
 def describe(r: Result, what: str) -> str:
