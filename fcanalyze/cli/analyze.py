@@ -19,6 +19,7 @@ from fcanalyze.cli.options import (
     budget_options,
     engine_options,
     open_engine,
+    plural,
 )
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_range, range_size
@@ -146,6 +147,6 @@ def analyze(
     if not quiet:
         counts = ", ".join(f"{k} {result.counts.get(k, 0):,}" for k in CLASSES)
         click.echo(
-            f"{range_size(spans):,} deals -> {out}: {counts} "
-            f"({result.computed} shards computed, {result.skipped} already done)"
+            f"{plural(range_size(spans), 'deal')} -> {out}: {counts} "
+            f"({plural(result.computed, 'shard')} computed, {result.skipped} already done)"
         )

@@ -11,7 +11,14 @@ from fcanalyze import play
 from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput
 from fcanalyze.cli.guard import Command
 from fcanalyze.cli.inputs import load_source, read_text
-from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
+from fcanalyze.cli.options import (
+    budget_options,
+    cells_option,
+    echo_json,
+    echo_notation,
+    format_option,
+    plural,
+)
 
 PLACE = {
     **{f"col{i}": f"column {i}" for i in range(1, 9)},
@@ -115,13 +122,13 @@ def hint(
         first = answer.notation.split()[0]
         click.echo(
             f"winnable: next move {first} ({describe_move(position, answer.move)}); "
-            f"a winning line of {answer.move_count} moves:"
+            f"a winning line of {plural(answer.move_count, 'move')}:"
         )
         echo_notation(answer.notation)
     elif answer.winnable is False:
-        click.echo(f"not winnable: proven ({answer.positions:,} positions, every one reachable)")
+        click.echo(f"not winnable: proven ({plural(answer.positions, 'position')}, every one reachable)")
     else:
-        click.echo(f"undecided: the budget ran out after {answer.positions:,} positions")
+        click.echo(f"undecided: the budget ran out after {plural(answer.positions, 'position')}")
     return {True: EXIT_OK, False: EXIT_UNSOLVABLE}.get(answer.winnable, EXIT_UNDECIDED)
 
 
@@ -161,12 +168,11 @@ def last_winnable(
         )
     else:
         undo = result.moves_played - result.index
-        state = (
-            "still winnable" if undo == 0 else f"winnable after undoing {undo} of {result.moves_played} moves"
-        )
+        played = plural(result.moves_played, "move")
+        state = "still winnable" if undo == 0 else f"winnable after undoing {undo} of {played}"
         click.echo(
             f"{state}{'' if result.exact else ' (undecided beyond it: a search ran out of budget)'}; "
-            f"a winning line of {result.answer.move_count} moves from there:"
+            f"a winning line of {plural(result.answer.move_count, 'move')} from there:"
         )
         echo_notation(result.answer.notation)
     return EXIT_OK if result.exact else EXIT_UNDECIDED

@@ -94,6 +94,11 @@ def budget_options(f: F) -> F:
     )(f)
 
 
+def plural(n: int, word: str) -> str:
+    """``1 position``, ``2 positions``, ``11,982 deals``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def echo_notation(notation: str) -> None:
     """Print a line of moves in standard notation, wrapped at 78 columns."""
     click.echo(textwrap.fill(notation, width=78, break_on_hyphens=False))

@@ -14,6 +14,7 @@ from fcanalyze.cli.options import (
     echo_json,
     echo_notation,
     format_option,
+    plural,
 )
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, Result
 from fcanalyze.solve import solve as solve_deal
@@ -22,9 +23,9 @@ from fcanalyze.solve import solve as solve_deal
 def describe(r: Result, what: str) -> str:
     """One summary line for a result."""
     head = f"{what}, {r.cells} free cell{'s' if r.cells != 1 else ''}"
-    stats = f"{r.positions:,} positions examined, {r.elapsed_ms:,.1f} ms"
+    stats = f"{plural(r.positions, 'position')} examined, {r.elapsed_ms:,.1f} ms"
     if r.outcome == "solved":
-        return f"{head}: solved in {r.move_count} moves ({stats})"
+        return f"{head}: solved in {plural(r.move_count, 'move')} ({stats})"
     if r.outcome == "unsolvable":
         return f"{head}: unsolvable, proven ({stats}: every reachable position, none won)"
     return f"{head}: undecided, the {r.exhausted} budget ran out ({stats})"
