@@ -96,6 +96,11 @@ def _flush_stdout() -> None:
         stream.flush()
 
 
+class ReaderGone(Exception):
+    """The reader of stdout went away (a closed pipe). Not an OSError, so that click's main lets it
+    through instead of exiting 1 (its own handling of EPIPE)."""
+
+
 class OutputError(Exception):
     """Writing the answer to stdout failed (a full disk, a closed terminal)."""
 
@@ -148,7 +153,7 @@ def guarded(run: Callable[[], object], debug: Callable[[], bool]) -> int:
             if isinstance(e, BrokenPipeError):
                 raise
             raise OutputError() from e
-    except BrokenPipeError:
+    except (BrokenPipeError, ReaderGone):
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
     except _NO_ARGS_IS_HELP as e:
@@ -169,7 +174,12 @@ def guarded(run: Callable[[], object], debug: Callable[[], bool]) -> int:
         say(f"error: {e.format_message()}")
         return EXIT_BAD_INPUT
     except SystemExit as e:
-        return EXIT_OK if e.code in (None, 0) else EXIT_INTERNAL
+        if e.code in (None, 0):
+            return EXIT_OK
+        if "PacifyFlushWrapper" in type(sys.stdout).__name__:
+            return EXIT_BROKEN_PIPE  # click's main met EPIPE (printing the help) and exits 1 itself
+        say(f"internal error (please report it): exit {e.code}")
+        return EXIT_INTERNAL
     except BaseException as e:  # the contract's last line: a PanicException is a BaseException
         return _internal(e, debug())
     return rv if rv in RESULT_CODES else EXIT_OK
@@ -190,6 +200,12 @@ class Group(click.Group):
             return super(Group, self).main(args, prog_name, complete_var, standalone_mode=False, **extra)
 
         sys.exit(guarded(run, lambda: Group.debug))
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as e:
+            raise ReaderGone() from e
 
     def resolve_command(self, ctx, args):
         name = args[0] if args else ""

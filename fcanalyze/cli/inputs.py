@@ -17,10 +17,9 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
-
-import click
 
 from fcanalyze.board import layout_from_json, parse_board
 from fcanalyze.cli.errors import BadInput
@@ -50,7 +49,10 @@ def read_bytes(source: str | Path, limit: int) -> bytes:
     name = "stdin" if str(source) == "-" else str(source)
     too_big = f"{name} is larger than {_size(limit)}; refused without reading it"
     if str(source) == "-":
-        data = click.get_binary_stream("stdin").read(limit + 1)
+        stdin = getattr(sys.stdin, "buffer", None)
+        data = (
+            stdin.read(limit + 1) if stdin else sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
+        )
     else:
         try:
             with open(source, "rb") as f:
