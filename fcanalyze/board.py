@@ -48,7 +48,7 @@ def parse_board(text: str, cells: int | None = None) -> dict:
     """Parse Freecell Solver's board text into a layout dict; `ValueError` naming the line on bad input.
 
     With `cells`, the layout is also validated as a position for that many free cells."""
-    lines = text.replace("\r\n", "\n").split("\n")
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
@@ -85,15 +85,35 @@ def parse_board(text: str, cells: int | None = None) -> dict:
 
 
 def layout_from_json(data: str | dict) -> dict:
-    """A layout from JSON text or a decoded dict (``columns``, ``cells``, ``foundations``), normalised."""
-    obj: Any = json.loads(data) if isinstance(data, str) else data
+    """A layout from JSON text or a decoded dict (``columns``, ``cells``, ``foundations``), normalised.
+    `ValueError` (one line) for anything else: bad JSON, JSON nested too deeply, a value of the wrong
+    type (``"cells": 3``, ``NaN``, a column that is not a list)."""
+    if isinstance(data, str):
+        try:
+            obj: Any = json.loads(data.removeprefix("\ufeff"))
+        except RecursionError:
+            raise ValueError("bad JSON: nested too deeply") from None
+        except ValueError as e:  # JSONDecodeError, and an integer of more than 4,300 digits
+            raise ValueError(f"bad JSON: {e}") from None
+    else:
+        obj = data
     if not isinstance(obj, dict) or not isinstance(obj.get("columns"), list):
         raise ValueError('a JSON position is an object with "columns" (and optional "cells", "foundations")')
     columns = obj["columns"]
     if len(columns) > 8:
         raise ValueError(f"the position has {len(columns)} columns; FreeCell has 8")
-    cols = [[_card(str(c), f"column {i + 1}") for c in col] for i, col in enumerate(columns)]
-    slots = [None if c in (None, "", "-") else _card(str(c), "cells") for c in obj.get("cells", [])]
+    cols = []
+    for i, col in enumerate(columns):
+        where = f"column {i + 1}"
+        if not isinstance(col, list):
+            raise ValueError(f'{where}: a column is a list of cards such as ["KD", "QC"], not {_kind(col)}')
+        cols.append([_card(_text(c, where), where) for c in col])
+    raw_cells = obj.get("cells")
+    if raw_cells is None:
+        raw_cells = []
+    if not isinstance(raw_cells, list):
+        raise ValueError(f'"cells" is a list of cards such as ["8D", null], not {_kind(raw_cells)}')
+    slots = [None if c in (None, "", "-") else _card(_text(c, "cells"), "cells") for c in raw_cells]
     raw_f = obj.get("foundations", {}) or {}
     if not isinstance(raw_f, dict):
         raise ValueError('"foundations" must be an object such as {"C": 0, "D": 2, "H": 0, "S": 1}')
@@ -101,8 +121,25 @@ def layout_from_json(data: str | dict) -> dict:
     for suit, value in raw_f.items():
         if str(suit).upper() not in SUITS:
             raise ValueError(f"bad foundation suit {suit!r} (expected C, D, H or S)")
-        foundations[str(suit).upper()] = _foundation_value(str(value), "foundations")
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError(f'foundations: {suit}: a count 0-13 or a rank such as "K", not {_kind(value)}')
+        foundations[str(suit).upper()] = _foundation_value(str(value)[:20], "foundations")
     return {"columns": cols + [[] for _ in range(8 - len(cols))], "cells": slots, "foundations": foundations}
+
+
+def _kind(value: Any) -> str:
+    """How a JSON value of the wrong type is named in a message."""
+    if isinstance(value, float):
+        return "a number" if value == value else "NaN"
+    return {bool: "true or false", int: "a number", str: "a string", dict: "an object", list: "a list"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _text(card: Any, where: str) -> str:
+    if not isinstance(card, str):
+        raise ValueError(f'{where}: a card is a string such as "TD", not {_kind(card)}')
+    return card
 
 
 def validate(layout: dict, cells: int) -> None:

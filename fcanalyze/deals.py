@@ -9,19 +9,38 @@ from fcanalyze import _core
 MAX_DEAL: int = _core.MAX_DEAL
 
 _RANGE_PART = re.compile(r"^\s*(\S+?)\s*(?:-\s*(\S+)\s*)?$")
+#: What a deal number looks like (`looks_like_deal_number`): ASCII digits, maybe signed, maybe grouped.
+_NUMBER_LIKE = re.compile(r"\s*[+-]?[0-9][0-9_,]*\s*")
+#: A comma followed by three digits: a thousands separator, as the user probably meant it.
+_THOUSANDS = re.compile(r"[0-9],[0-9]{3}(?![0-9])")
+#: The comma rule, said where a comma is refused or misread (one rule in every command: a comma
+#: separates deal numbers and ranges, as in ``1-100,200-300``; digits are grouped with ``_``).
+COMMA_RULE = "a comma separates deals and ranges; write one thousand as 1000 or 1_000"
+
+
+def looks_like_deal_number(text: str) -> bool:
+    """True when `text` is meant as a deal number (signed or grouped digits, valid or not): a SOURCE
+    that looks like one is a deal, never a file of that name (``./5`` is the file)."""
+    return _NUMBER_LIKE.fullmatch(text) is not None
 
 
 def parse_deal_number(text: str | int) -> int:
-    """A deal number from user input; `ValueError` with a one-line reason when it is not one."""
+    """A deal number from user input; `ValueError` with a one-line reason when it is not one.
+
+    Digits may be grouped with ``_`` (``1_000``); a comma is refused, since it separates deals in a
+    range (`parse_range`): ``1,000`` is not one thousand in any command."""
     if isinstance(text, int) and not isinstance(text, bool):
         n = text
     else:
-        s = str(text).strip().replace("_", "").replace(",", "")
-        if not re.fullmatch(r"[+-]?\d+", s):
-            raise ValueError(
-                f"{str(text).strip()!r} is not a deal number (expected a whole number 1 to {MAX_DEAL:,})"
-            )
-        n = int(s)
+        s = str(text).strip()
+        digits = s.replace("_", "")
+        if "," in s and re.fullmatch(r"[+-]?[0-9,]+", digits):
+            raise ValueError(f"{s!r} is not one deal number ({COMMA_RULE})")
+        if not re.fullmatch(r"[+-]?[0-9]+", digits):
+            raise ValueError(f"{s!r} is not a deal number (expected a whole number 1 to {MAX_DEAL:,})")
+        if len(digits.lstrip("+-").lstrip("0")) > 20:  # out of range; no need to convert it
+            raise ValueError(f"deal number {s} is out of range (deals are numbered 1 to {MAX_DEAL:,})")
+        n = int(digits)
     if n < 1 or n > MAX_DEAL:
         raise ValueError(f"deal number {n} is out of range (deals are numbered 1 to {MAX_DEAL:,})")
     return n
@@ -29,7 +48,17 @@ def parse_deal_number(text: str | int) -> int:
 
 def parse_range(text: str) -> list[tuple[int, int]]:
     """Deal ranges such as ``1-32000``, ``617`` or ``1-100,200-300`` as sorted, merged, inclusive
-    ``(first, last)`` pairs. Raises `ValueError` for a malformed or reversed range."""
+    ``(first, last)`` pairs. Raises `ValueError` for a malformed or reversed range. A comma always
+    separates ranges (``1,000`` is deals 1 and 0, refused with a word on the comma rule)."""
+    try:
+        return _parse_range(text)
+    except ValueError as e:
+        if _THOUSANDS.search(text or ""):
+            raise ValueError(f"{e}; {COMMA_RULE}") from None
+        raise
+
+
+def _parse_range(text: str) -> list[tuple[int, int]]:
     if not text or not text.strip():
         raise ValueError("empty deal range (expected e.g. 1-32000, 617 or 1-100,200-300)")
     spans: list[tuple[int, int]] = []

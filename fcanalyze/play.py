@@ -23,9 +23,13 @@ from typing import Any
 
 from fcanalyze import _core, checker
 from fcanalyze.board import format_board, layout_from_json, parse_board
-from fcanalyze.deals import deal_layout, parse_deal_number
+from fcanalyze.deals import deal_layout, looks_like_deal_number, parse_deal_number
 
-_TOKEN = re.compile(r"^[1-8a-gi][1-8a-gih](\(\d+\))?$")
+#: The longest time limit the core takes, in milliseconds.
+_MAX_MS = 2**64 - 1
+
+_TOKEN = re.compile(r"^[1-8a-gi][1-8a-gih](\([0-9]{1,3}\))?$")
+_PLACE = re.compile(r"col[1-8]|cell[1-8]|foundation")
 
 
 class IllegalMove(ValueError):
@@ -37,10 +41,14 @@ class IllegalMove(ValueError):
 
 
 def _show(move: Any) -> str:
+    """A player's move as a message shows it (never the whole of an odd value)."""
     if isinstance(move, dict):
-        n = move.get("count", 1)
-        return f"{move.get('from')} -> {move.get('to')}" + (f", {n} cards" if n != 1 else "")
-    return str(move)
+        src, dst, n = (move.get(k) for k in ("from", "to", "count"))
+        src, dst = (p if isinstance(p, str) and len(p) <= 20 and p.isprintable() else "?" for p in (src, dst))
+        return f"{src} -> {dst}" + (f", {n} cards" if isinstance(n, int) and n != 1 else "")
+    if isinstance(move, str):
+        return repr(move) if not move.isprintable() else move if len(move) <= 40 else move[:37] + "..."
+    return type(move).__name__
 
 
 @dataclass(frozen=True)
@@ -119,6 +127,10 @@ class Position:
             explicit = "(" in token
         elif isinstance(move, dict):
             m = {"from": move.get("from"), "to": move.get("to"), "count": move.get("count", 1)}
+            if not all(isinstance(m[k], str) and _PLACE.fullmatch(m[k]) for k in ("from", "to")):
+                raise IllegalMove(index, move, 'a move goes "from" and "to" col1-8, cell1-8 or foundation')
+            if isinstance(m["count"], bool) or not isinstance(m["count"], int) or not 1 <= m["count"] <= 13:
+                raise IllegalMove(index, move, '"count" is a number of cards, 1 to 13')
             explicit = "count" in move
         else:
             raise IllegalMove(index, move, "a move is a dict or a string in standard notation")
@@ -190,7 +202,8 @@ class Answer:
 def _search(position: Position, budget: Budget, short: bool, deadline: float | None) -> Answer:
     ms = None
     if deadline is not None:
-        ms = max(1, int((deadline - time.monotonic()) * 1000))
+        # The core counts milliseconds in 64 bits; a float deadline that far off rounds past them.
+        ms = min(max(1, int((deadline - time.monotonic()) * 1000)), _MAX_MS)
     r = _core.solve(
         position.layout,
         position.cells,
@@ -221,7 +234,7 @@ def _position(source: Position | int | dict | str, cells: int) -> Position:
         return source
     if isinstance(source, dict):
         return Position.from_layout(layout_from_json(source), cells)
-    if isinstance(source, str) and not source.strip().lstrip("+-").isdigit():
+    if isinstance(source, str) and not looks_like_deal_number(source):
         return Position.from_text(source, cells)
     return Position.from_deal(source, cells)
 

@@ -69,7 +69,10 @@ def test_core_rejects_bad_numbers_too():
 
 
 def test_deal_number_forms():
-    assert parse_deal_number("32,000") == 32000
+    assert parse_deal_number("32_000") == 32000
+    # One comma rule in every command (issue 19): a comma separates deals, as in a range.
+    with pytest.raises(ValueError, match="a comma separates deals"):
+        parse_deal_number("32,000")
     assert parse_deal_number(" 617 ") == 617
     assert parse_deal_number(MAX_DEAL) == MAX_DEAL
 

@@ -1,16 +1,14 @@
 """The ``fcanalyze`` command: one click group, one module per command, thin commands over the library.
 
-Exit codes: 0 success (for ``solve``: solved), 1 ``solve`` proved the position unsolvable,
-2 bad input or usage, 3 ``solve`` ran out of budget (undecided), 4 an internal error (a bug),
-130 interrupted (Ctrl-C), 143 stopped by SIGTERM. Both stop a search of hours within a fraction of a
-second (the core's searches watch for them), and both end a run the way Ctrl-C does: workers stopped,
-what was finished kept, the run resumable.
+Exit codes (the contract, kept by `fcanalyze.cli.guard`): 0 success (for ``solve``: solved), 1 a finished
+proof said no (``solve``: unsolvable; ``hint``: not winnable; ``verify-unsolvable``: a disagreement),
+2 bad input or usage, 3 undecided (a budget ran out), 4 an internal error or a failure of the system,
+130 interrupted (Ctrl-C), 143 stopped by SIGTERM, 141 the reader of the output went away (``| head``).
+Ctrl-C and SIGTERM stop a search of hours within a fraction of a second (the core's searches watch for
+them), and both end a run the same way: workers stopped, what was finished kept, the run resumable.
 """
 
 from __future__ import annotations
-
-import signal
-import sys
 
 import click
 
@@ -18,6 +16,7 @@ from fcanalyze import _core
 from fcanalyze.cli import analyze, deal, games, hint, report, solve, summary, verify
 from fcanalyze.cli.errors import (
     EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -26,9 +25,11 @@ from fcanalyze.cli.errors import (
     EXIT_UNSOLVABLE,
     BadInput,
 )
+from fcanalyze.cli.guard import Group, install_signal_handlers, set_debug
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "EXIT_BROKEN_PIPE",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -41,16 +42,16 @@ __all__ = [
 ]
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (from `kill`, a scheduler, a shutting-down machine), raised like Ctrl-C."""
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated()
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(_core.__version__, "--version", prog_name="fcanalyze")
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(_core.__version__, "-V", "--version", prog_name="fcanalyze")
+@click.option(
+    "--debug",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=set_debug,
+    help="Print the traceback of an internal error (also FCANALYZE_DEBUG=1).",
+)
 def cli() -> None:
     """FreeCell deal analysis: Microsoft deals, an exact solver and prover, difficulty tables and the
     Easy/Normal/Hard manifest that game front ends consume."""
@@ -70,22 +71,7 @@ cli.add_command(hint.last_winnable)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the group, turning every error into one line on stderr and an exit code."""
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        rv = cli.main(args=argv, prog_name="fcanalyze", standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt) as e:
-        # click turns a KeyboardInterrupt into Abort (the original is its cause).
-        if isinstance(e, Terminated) or isinstance(e.__cause__, Terminated):
-            click.echo("fcanalyze: stopped (SIGTERM)", err=True)
-            sys.exit(EXIT_TERMINATED)
-        click.echo("fcanalyze: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except click.ClickException as e:
-        code = EXIT_BAD_INPUT if isinstance(e, click.UsageError) else e.exit_code
-        click.echo(f"fcanalyze: error: {e.format_message()}", err=True)
-        sys.exit(code)
-    except _core.InternalError as e:
-        click.echo(f"fcanalyze: internal error (please report it): {e}", err=True)
-        sys.exit(EXIT_INTERNAL)
-    sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+    """Entry point: run the group under the exit-code contract (one line on stderr and the exit code;
+    see `fcanalyze.cli.guard`)."""
+    install_signal_handlers()
+    cli.main(args=argv, prog_name="fcanalyze")

@@ -9,7 +9,18 @@ import click
 
 from fcanalyze import runner, shards
 from fcanalyze.cli.errors import BadInput
-from fcanalyze.cli.options import budget_options, engine_options, open_engine
+from fcanalyze.cli.guard import Command
+from fcanalyze.cli.inputs import output_directory
+from fcanalyze.cli.options import (
+    CELLS,
+    MEMORY_MB,
+    PARALLEL,
+    SHARD_SIZE,
+    budget_options,
+    engine_options,
+    open_engine,
+    plural,
+)
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_range, range_size
 from fcanalyze.jobs import analyze as analyze_job
@@ -30,11 +41,11 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     return max(1, min(cores, total_mb // (max_memory_mb + 1024)))
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=Command)
 @click.argument("range_text", metavar="RANGE")
 @click.option(
     "--max-cells",
-    type=click.IntRange(0, 8),
+    type=CELLS,
     default=4,
     show_default=True,
     help="Search up to this many free cells (5 or more classifies deals such as 11982).",
@@ -49,7 +60,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 )
 @click.option(
     "--shard-size",
-    type=click.IntRange(1, 10**7),
+    type=SHARD_SIZE,
     default=shards.DEFAULT_SIZE,
     show_default=True,
     help="Deals per shard file (fixed, aligned blocks of deal numbers).",
@@ -57,7 +68,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 @click.option(
     "--max-memory",
     "max_memory_mb",
-    type=click.IntRange(min=64),
+    type=MEMORY_MB,
     default=DEFAULT_MAX_MEMORY_MB,
     show_default=True,
     metavar="MB",
@@ -72,7 +83,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 )
 @click.option(
     "--threads",
-    type=click.IntRange(min=1),
+    type=PARALLEL,
     default=None,
     help="Threads of each layered proof, sharing its --max-memory (default: the cores each worker has "
     "to itself; no result depends on them).",
@@ -111,6 +122,7 @@ def analyze(
         )
     except ValueError as e:
         raise BadInput(str(e)) from None
+    output_directory(out)
     if workers is None and scheduler is None:
         workers = workers_for_memory(max_memory_mb)
     progress = Progress(range_size(spans), CLASSES, quiet, "analyze")
@@ -135,6 +147,6 @@ def analyze(
     if not quiet:
         counts = ", ".join(f"{k} {result.counts.get(k, 0):,}" for k in CLASSES)
         click.echo(
-            f"{range_size(spans):,} deals -> {out}: {counts} "
-            f"({result.computed} shards computed, {result.skipped} already done)"
+            f"{plural(range_size(spans), 'deal')} -> {out}: {counts} "
+            f"({plural(result.computed, 'shard')} computed, {result.skipped} already done)"
         )

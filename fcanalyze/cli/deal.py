@@ -6,11 +6,12 @@ import click
 
 from fcanalyze.board import format_board
 from fcanalyze.cli.errors import BadInput
+from fcanalyze.cli.guard import Command
 from fcanalyze.cli.options import echo_json, format_option
 from fcanalyze.deals import deal_layout, parse_deal_number
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=Command)
 @click.argument("number")
 @format_option
 def deal(number: str, fmt: str) -> None:

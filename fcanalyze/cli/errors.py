@@ -1,4 +1,4 @@
-"""The command line's exit codes and its error for bad input (see `fcanalyze.cli` for what each means)."""
+"""The command line's exit codes and its error for bad input (`fcanalyze.cli.guard` says what each means)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ EXIT_UNDECIDED = 3
 EXIT_INTERNAL = 4
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 class BadInput(click.ClickException):

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from fcanalyze import play
 from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput
-from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
-from fcanalyze.cli.solve import load_source
+from fcanalyze.cli.guard import Command
+from fcanalyze.cli.inputs import load_source, read_text
+from fcanalyze.cli.options import (
+    budget_options,
+    cells_option,
+    echo_json,
+    echo_notation,
+    format_option,
+    plural,
+)
 
 PLACE = {
     **{f"col{i}": f"column {i}" for i in range(1, 9)},
@@ -35,17 +44,23 @@ def moves_option(f):
 
 
 def read_moves(moves_text: str | None, moves_file: Path | None) -> list:
-    if moves_file is not None:
-        text = moves_file.read_text()
-        if text.lstrip().startswith("["):
-            import json
-
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError as e:
-                raise BadInput(f"{moves_file}: bad JSON ({e})") from None
+    """The moves played: --moves, or --moves-file (notation, or one JSON list of moves); not both."""
+    if moves_file is not None and moves_text is not None:
+        raise BadInput("--moves and --moves-file both give the moves played; give one of them")
+    if moves_file is None:
+        return play.parse_moves(moves_text or "")
+    text = read_text(moves_file)
+    if not text.lstrip().startswith("["):
         return play.parse_moves(text)
-    return play.parse_moves(moves_text or "")
+    try:
+        moves = json.loads(text)
+    except RecursionError:
+        raise BadInput(f"{moves_file}: bad JSON: nested too deeply") from None
+    except ValueError as e:
+        raise BadInput(f"{moves_file}: bad JSON ({e})") from None
+    if not isinstance(moves, list):
+        raise BadInput(f"{moves_file}: expected one JSON list of moves")
+    return moves
 
 
 def start_position(source: str, cells: int) -> play.Position:
@@ -71,7 +86,7 @@ def budget(max_positions: int | None, time_limit_ms: int | None) -> play.Budget:
     return play.Budget(max_positions or d.max_positions, time_limit_ms if time_limit_ms else d.time_limit_ms)
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=Command)
 @click.argument("source")
 @moves_option
 @cells_option()
@@ -107,17 +122,17 @@ def hint(
         first = answer.notation.split()[0]
         click.echo(
             f"winnable: next move {first} ({describe_move(position, answer.move)}); "
-            f"a winning line of {answer.move_count} moves:"
+            f"a winning line of {plural(answer.move_count, 'move')}:"
         )
         echo_notation(answer.notation)
     elif answer.winnable is False:
-        click.echo(f"not winnable: proven ({answer.positions:,} positions, every one reachable)")
+        click.echo(f"not winnable: proven ({plural(answer.positions, 'position')}, every one reachable)")
     else:
-        click.echo(f"undecided: the budget ran out after {answer.positions:,} positions")
+        click.echo(f"undecided: the budget ran out after {plural(answer.positions, 'position')}")
     return {True: EXIT_OK, False: EXIT_UNSOLVABLE}.get(answer.winnable, EXIT_UNDECIDED)
 
 
-@click.command("last-winnable", context_settings={"ignore_unknown_options": True})
+@click.command("last-winnable", cls=Command)
 @click.argument("source")
 @moves_option
 @cells_option()
@@ -153,12 +168,11 @@ def last_winnable(
         )
     else:
         undo = result.moves_played - result.index
-        state = (
-            "still winnable" if undo == 0 else f"winnable after undoing {undo} of {result.moves_played} moves"
-        )
+        played = plural(result.moves_played, "move")
+        state = "still winnable" if undo == 0 else f"winnable after undoing {undo} of {played}"
         click.echo(
             f"{state}{'' if result.exact else ' (undecided beyond it: a search ran out of budget)'}; "
-            f"a winning line of {result.answer.move_count} moves from there:"
+            f"a winning line of {plural(result.answer.move_count, 'move')} from there:"
         )
         echo_notation(result.answer.notation)
     return EXIT_OK if result.exact else EXIT_UNDECIDED

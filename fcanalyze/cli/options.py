@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -12,6 +13,49 @@ import click
 from fcanalyze.cli.errors import BadInput
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: The core counts positions and milliseconds in 64 bits.
+U64_MAX = 2**64 - 1
+#: The core counts a proof's memory in bytes, in 64 bits: MiB << 20 must fit.
+MEMORY_MB_MAX = 2**44 - 1
+#: Workers and threads: more than any machine has cores (each is a process or a thread).
+PARALLEL_MAX = 1024
+
+
+class Bounded(click.IntRange):
+    """A whole number from `lo` to `hi`, for every number option: plain digits (``_`` may group them),
+    and one message for anything else, however long or odd the text (a value past 64 bits is refused
+    here, before a command writes anything, not by the core as an OverflowError)."""
+
+    def __init__(self, lo: int, hi: int):
+        super().__init__(lo, hi)
+        self.lo, self.hi = lo, hi
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        expected = f"a whole number from {self.lo:,} to {self.hi:,}"
+        if isinstance(value, int) and not isinstance(value, bool):
+            n: int | None = value
+        else:
+            text = str(value).strip()
+            digits = text.replace("_", "")
+            if not re.fullmatch(r"[+-]?[0-9]+", digits):
+                self.fail(f"{text!r} is not a whole number (expected {expected})", param, ctx)
+            # Past 40 digits the number is out of every range: no need to convert it (or show it whole).
+            n = int(digits) if len(digits.lstrip("+-").lstrip("0")) <= 40 else None
+            value = text
+        if n is None or not self.lo <= n <= self.hi:
+            self.fail(f"{value} is out of range (expected {expected})", param, ctx)
+        return n
+
+
+#: --cells and --max-cells.
+CELLS = Bounded(0, 8)
+#: --max-memory, in MiB.
+MEMORY_MB = Bounded(64, MEMORY_MB_MAX)
+#: --workers and --threads.
+PARALLEL = Bounded(1, PARALLEL_MAX)
+#: --shard-size.
+SHARD_SIZE = Bounded(1, 10**7)
 
 
 def format_option(f: F) -> F:
@@ -28,7 +72,7 @@ def format_option(f: F) -> F:
 
 def cells_option(default: int = 4, help: str = "Number of free cells (0-8).") -> Callable[[F], F]:
     """``--cells K``, checked to be 0..8."""
-    return click.option("--cells", type=click.IntRange(0, 8), default=default, show_default=True, help=help)
+    return click.option("--cells", type=CELLS, default=default, show_default=True, help=help)
 
 
 def budget_options(f: F) -> F:
@@ -36,18 +80,23 @@ def budget_options(f: F) -> F:
     f = click.option(
         "--time-limit",
         "time_limit_ms",
-        type=click.IntRange(min=1),
+        type=Bounded(1, U64_MAX),
         default=None,
         metavar="MS",
         help="Stop after this many milliseconds (the answer is then undecided).",
     )(f)
     return click.option(
         "--max-positions",
-        type=click.IntRange(min=1),
+        type=Bounded(1, U64_MAX),
         default=None,
         metavar="N",
         help="Stop after storing this many positions (the answer is then undecided).",
     )(f)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 position``, ``2 positions``, ``11,982 deals``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def echo_notation(notation: str) -> None:
@@ -70,7 +119,7 @@ def engine_options(f: F) -> F:
     )(f)
     f = click.option(
         "--workers",
-        type=click.IntRange(min=1),
+        type=PARALLEL,
         default=None,
         help="Worker processes (default: all cores).",
     )(f)

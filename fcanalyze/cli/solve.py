@@ -2,57 +2,36 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import click
 
-from fcanalyze.board import layout_from_json, parse_board
 from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadInput
-from fcanalyze.cli.options import budget_options, cells_option, echo_json, echo_notation, format_option
-from fcanalyze.deals import parse_deal_number
+from fcanalyze.cli.guard import Command
+from fcanalyze.cli.inputs import load_source
+from fcanalyze.cli.options import (
+    MEMORY_MB,
+    budget_options,
+    cells_option,
+    echo_json,
+    echo_notation,
+    format_option,
+    plural,
+)
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, Result
 from fcanalyze.solve import solve as solve_deal
-
-
-def load_source(source: str) -> tuple[int | dict, str]:
-    """A deal number, or a layout read from a board file (``-`` for stdin; JSON or board text)."""
-    text: str | None = None
-    if source == "-":
-        text = sys.stdin.read()
-    elif Path(source).is_file():
-        try:
-            text = Path(source).read_text()
-        except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(f"cannot read {source}: {e}") from None
-    if text is None:
-        if source.lstrip("+-").replace(",", "").replace("_", "").isdigit():
-            try:
-                n = parse_deal_number(source)
-            except ValueError as e:
-                raise BadInput(str(e)) from None
-            return n, f"deal {n}"
-        raise BadInput(f"{source!r} is neither a deal number nor a board file")
-    name = "stdin" if source == "-" else source
-    try:
-        layout = layout_from_json(text) if text.lstrip().startswith("{") else parse_board(text)
-    except ValueError as e:
-        raise BadInput(f"{name}: {e}") from None
-    return layout, name
 
 
 def describe(r: Result, what: str) -> str:
     """One summary line for a result."""
     head = f"{what}, {r.cells} free cell{'s' if r.cells != 1 else ''}"
-    stats = f"{r.positions:,} positions examined, {r.elapsed_ms:,.1f} ms"
+    stats = f"{plural(r.positions, 'position')} examined, {r.elapsed_ms:,.1f} ms"
     if r.outcome == "solved":
-        return f"{head}: solved in {r.move_count} moves ({stats})"
+        return f"{head}: solved in {plural(r.move_count, 'move')} ({stats})"
     if r.outcome == "unsolvable":
         return f"{head}: unsolvable, proven ({stats}: every reachable position, none won)"
     return f"{head}: undecided, the {r.exhausted} budget ran out ({stats})"
 
 
-@click.command("solve", context_settings={"ignore_unknown_options": True})
+@click.command("solve", cls=Command)
 @click.argument("source")
 @cells_option()
 @budget_options
@@ -64,7 +43,7 @@ def describe(r: Result, what: str) -> str:
 @click.option(
     "--max-memory",
     "max_memory_mb",
-    type=click.IntRange(min=64),
+    type=MEMORY_MB,
     default=DEFAULT_MAX_MEMORY_MB,
     show_default=True,
     metavar="MB",

@@ -8,10 +8,11 @@ import click
 
 from fcanalyze import summary as summary_mod
 from fcanalyze.cli.errors import BadInput
+from fcanalyze.cli.guard import Command
 from fcanalyze.cli.options import echo_json, format_option
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @format_option
 def summary(directory: Path, fmt: str) -> None:

@@ -10,7 +10,16 @@ import pyarrow.compute as pc
 
 from fcanalyze import published, runner, shards
 from fcanalyze.cli.errors import EXIT_OK, BadInput
-from fcanalyze.cli.options import budget_options, echo_json, engine_options, format_option, open_engine
+from fcanalyze.cli.guard import Command
+from fcanalyze.cli.inputs import MAX_LIST_BYTES, output_directory, read_text
+from fcanalyze.cli.options import (
+    SHARD_SIZE,
+    budget_options,
+    echo_json,
+    engine_options,
+    format_option,
+    open_engine,
+)
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_deal_number, parse_range, range_size
 from fcanalyze.jobs import verify as verify_job
@@ -18,10 +27,7 @@ from fcanalyze.jobs import verify as verify_job
 
 def read_expected(path: Path) -> list[int]:
     """Deal numbers, one per line (``#`` starts a comment)."""
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise BadInput(f"cannot read {path}: {e}") from None
+    text = read_text(path, MAX_LIST_BYTES)
     deals = []
     for number, line in enumerate(text.splitlines(), start=1):
         item = line.split("#", 1)[0].strip()
@@ -33,7 +39,7 @@ def read_expected(path: Path) -> list[int]:
     return sorted(set(deals))
 
 
-@click.command("verify-unsolvable", context_settings={"ignore_unknown_options": True})
+@click.command("verify-unsolvable", cls=Command)
 @click.argument("range_text", metavar="[RANGE]", default="1-1000000")
 @click.option(
     "--expected",
@@ -51,7 +57,7 @@ def read_expected(path: Path) -> list[int]:
 )
 @click.option(
     "--shard-size",
-    type=click.IntRange(1, 10**7),
+    type=SHARD_SIZE,
     default=shards.DEFAULT_SIZE,
     show_default=True,
     help="Deals per shard file.",
@@ -86,6 +92,7 @@ def verify_unsolvable(
     except ValueError as e:
         raise BadInput(str(e)) from None
     listed = read_expected(expected) if expected else published.known_unsolvable_in(spans)
+    output_directory(out)
     listed = [d for d in listed if any(a <= d <= b for a, b in spans)]
     progress = Progress(range_size(spans), verify_job.COUNTERS, quiet, "verify")
     try:
