@@ -7,6 +7,7 @@ pub mod classify;
 pub mod deal;
 pub mod error;
 pub mod interrupt;
+pub mod key;
 pub mod layered;
 mod line;
 mod mem;

@@ -10,6 +10,12 @@ use crate::card::{
     self, fits_on, is_red, opposite_suits, rank, same_colour_other, suit, Card, NONE,
 };
 use crate::error::{Error, Result};
+use crate::key::{
+    key_shift, key_word, loc_of, set_loc, with_loc, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME,
+    LOC_PARENT_HI, LOC_PARENT_LO,
+};
+// compat: removed at integration
+pub use crate::key::Key;
 
 /// Number of columns.
 pub const NCOLS: usize = 8;
@@ -20,56 +26,6 @@ pub const FOUNDATION: u8 = 16;
 /// The place code of free-cell slot `i`.
 pub const fn cell_place(i: usize) -> u8 {
     8 + i as u8
-}
-
-const LOC_HOME: u64 = 0;
-const LOC_CELL: u64 = 1;
-const LOC_BOTTOM: u64 = 2;
-const LOC_DEALT: u64 = 3;
-const LOC_PARENT_LO: u64 = 4;
-const LOC_PARENT_HI: u64 = 5;
-
-/// The canonical key: 3 bits per card, cards 0–20 in word 0, 21–41 in word 1, 42–51 in word 2.
-pub type Key = [u64; 3];
-
-const KEY_WORD: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut c = 0;
-    while c < 64 {
-        t[c] = (c / 21) as u8;
-        c += 1;
-    }
-    t
-};
-const KEY_SHIFT: [u8; 64] = {
-    let mut t = [0u8; 64];
-    let mut c = 0;
-    while c < 64 {
-        t[c] = ((c % 21) * 3) as u8;
-        c += 1;
-    }
-    t
-};
-#[inline(always)]
-const fn key_word(c: Card) -> usize {
-    KEY_WORD[c as usize & 63] as usize
-}
-#[inline(always)]
-const fn key_shift(c: Card) -> u32 {
-    KEY_SHIFT[c as usize & 63] as u32
-}
-
-/// `key` with the 3 bits of card `c` set to `loc`. Every word is rewritten, the two others with a zero
-/// mask, rather than one word stored by index: a key built in memory word by word and then read whole
-/// (copied, hashed, compared) stalls the processor, whose store forwarding cannot serve a wide load
-/// from a narrower store, while this keeps the key in registers.
-#[inline(always)]
-fn key_with_loc(key: &Key, c: Card, loc: u64) -> Key {
-    let w = key_word(c);
-    let sh = key_shift(c);
-    let delta = (((key[w] >> sh) & 7) ^ loc) << sh;
-    let word = |i: usize| key[i] ^ (delta & 0u64.wrapping_sub((w == i) as u64));
-    [word(0), word(1), word(2)]
 }
 
 /// `RUN_PARENTS[t][n]`: the cards that some tail of a run of `n` cards with top card `t` may go on
@@ -522,9 +478,7 @@ impl Position {
 
     #[inline(always)]
     fn set_loc(&mut self, c: Card, loc: u64) {
-        let w = key_word(c);
-        let sh = key_shift(c);
-        self.key[w] = (self.key[w] & !(7u64 << sh)) | (loc << sh);
+        set_loc(&mut self.key, c, loc);
     }
 
     #[inline(always)]
@@ -613,7 +567,7 @@ impl Position {
                         break;
                     }
                     // `c` is exposed: the top of a column or in a free cell.
-                    let from = match (self.key[key_word(c)] >> key_shift(c)) & 7 {
+                    let from = match loc_of(&self.key, c) {
                         LOC_CELL => {
                             let slot = self.cells[..self.ncells as usize]
                                 .iter()
@@ -909,7 +863,7 @@ impl Position {
     /// otherwise `Some(1 + cards lying above it)`.
     #[inline]
     pub fn cover(&self, c: Card) -> Option<u32> {
-        match (self.key[key_word(c)] >> key_shift(c)) & 7 {
+        match loc_of(&self.key, c) {
             LOC_HOME => None,
             LOC_CELL => Some(0),
             _ if self.track => {
@@ -1044,7 +998,7 @@ impl Position {
             }
         };
         Some(Peek {
-            key: key_with_loc(&self.key, b, loc),
+            key: with_loc(&self.key, b, loc),
             stats,
             free,
             empty,
@@ -1066,7 +1020,7 @@ impl Position {
         while rest != 0 {
             let c = rest.trailing_zeros() as Card;
             rest &= rest - 1;
-            let loc = (self.key[key_word(c)] >> key_shift(c)) & 7;
+            let loc = loc_of(&self.key, c);
             if loc != LOC_HOME && loc != LOC_CELL {
                 cols |= 1 << self.col_of[c as usize];
             }
@@ -1079,7 +1033,7 @@ impl Position {
     #[inline(always)]
     pub fn depth_place(&self, c: Card) -> DepthPlace {
         debug_assert!(self.track);
-        let loc = (self.key[key_word(c)] >> key_shift(c)) & 7;
+        let loc = loc_of(&self.key, c);
         debug_assert!(loc != LOC_HOME);
         if loc == LOC_CELL {
             return DepthPlace {
@@ -1101,7 +1055,7 @@ impl Position {
     /// [`Position::cover`] of card `c` in the child described by `pk` (a peek of this position).
     #[inline]
     pub fn peek_cover(&self, pk: &Peek, c: Card) -> Option<u32> {
-        match (self.key[key_word(c)] >> key_shift(c)) & 7 {
+        match loc_of(&self.key, c) {
             LOC_HOME => None,
             LOC_CELL => Some((c == pk.moved && pk.src == NONE) as u32),
             _ => {
@@ -1424,8 +1378,7 @@ impl Position {
             return false;
         }
         let c = card::make(r, s);
-        if (self.key[key_word(c)] >> key_shift(c)) & 7 == LOC_CELL || self.above[c as usize] == NONE
-        {
+        if loc_of(&self.key, c) == LOC_CELL || self.above[c as usize] == NONE {
             return false;
         }
         self.track && self.may_unstack(self.col_of[c as usize], c, base)
@@ -1584,7 +1537,7 @@ impl Position {
             return false;
         }
         let c = card::make(r, s);
-        let loc = (self.key[key_word(c)] >> key_shift(c)) & 7;
+        let loc = loc_of(&self.key, c);
         if loc == LOC_CELL || self.above[c as usize] == NONE {
             return false;
         }
@@ -1632,7 +1585,7 @@ impl Position {
         origin: &Origin,
         mut log: Option<&mut Vec<Move>>,
     ) -> bool {
-        let loc = (self.key[key_word(bottom)] >> key_shift(bottom)) & 7;
+        let loc = loc_of(&self.key, bottom);
         if loc != LOC_BOTTOM {
             return false;
         }
@@ -1686,7 +1639,7 @@ impl Position {
     /// keep its statistics.
     #[inline]
     pub fn may_shift(&self, x: Card, base: &PeekBase) -> bool {
-        let loc = (self.key[key_word(x)] >> key_shift(x)) & 7;
+        let loc = loc_of(&self.key, x);
         if loc == LOC_HOME || loc == LOC_CELL {
             return false;
         }
@@ -1700,7 +1653,7 @@ impl Position {
     /// is not in a column, when its run is exposed already (a plain move), or when there is no room.
     /// Like digs, the choices depend only on the cards.
     pub fn shift(&mut self, x: Card, origin: &Origin, mut log: Option<&mut Vec<Move>>) -> bool {
-        let loc = (self.key[key_word(x)] >> key_shift(x)) & 7;
+        let loc = loc_of(&self.key, x);
         if loc == LOC_HOME || loc == LOC_CELL {
             return false;
         }
@@ -1771,9 +1724,7 @@ impl Position {
     ) -> bool {
         for _ in 0..24 {
             let t = self.top[col as usize];
-            if t == stop
-                || (stop != NONE && (self.key[key_word(stop)] >> key_shift(stop)) & 7 == LOC_HOME)
-            {
+            if t == stop || (stop != NONE && loc_of(&self.key, stop) == LOC_HOME) {
                 return true;
             }
             // The run at the top of the column, not counting `stop`.

@@ -24,15 +24,16 @@ use crate::error::Result;
 #[cfg(target_os = "linux")]
 use crate::mem::{ZeroIsDefault, Zeroed, HUGE_PAGE};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
-use crate::position::{Key, Layout, Position, NCOLS};
+use crate::key::{
+    gather_fields, hash, set_loc, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_LO,
+};
+// compat: removed at integration
+pub use crate::key::{cards_dealt, cards_home, pack, signature, unpack};
+// compat: removed at integration
+pub(crate) use crate::key::FIELD_LOW;
+use crate::key::Key;
+use crate::position::{Layout, Position, NCOLS};
 use crate::search::Limits;
-use crate::store::hash;
-
-const LOC_HOME: u64 = 0;
-const LOC_CELL: u64 = 1;
-const LOC_BOTTOM: u64 = 2;
-const LOC_DEALT: u64 = 3;
-const LOC_PARENT_LO: u64 = 4;
 
 /// "No card" in [`Lean`]'s links: bit 63 of a card mask, never a card.
 const NO: u8 = 63;
@@ -42,13 +43,6 @@ const DECK_MASK: u64 = (1 << 52) - 1;
 #[inline(always)]
 fn red(c: u8) -> bool {
     matches!(c & 3, 1 | 2)
-}
-
-#[inline(always)]
-fn set_field(k: &mut Key, c: u8, loc: u64) {
-    let c = c as usize;
-    let (w, sh) = (c / 21, 3 * (c % 21));
-    k[w] = (k[w] & !(7u64 << sh)) | (loc << sh);
 }
 
 /// A position in the compact form the prover expands: the card under each column card, the exposed
@@ -77,23 +71,8 @@ pub struct Rules {
 /// Number of features of [`Lean::features`].
 pub const NFEAT: usize = 5;
 
-/// Low bit of every 3-bit field of a key word.
-pub(crate) const FIELD_LOW: u64 = 0x1249_2492_4924_9249 & ((1 << 63) - 1);
-
 /// The clubs as a card mask (cards `4r`); shifted left by `s`, the cards of suit `s`.
 const SUIT_CARDS: u64 = 0x1_1111_1111_1111;
-
-/// The low bits of the 21 fields of a key word (bits `3i`) gathered into bits `i` (the bits of
-/// the fields' cards, less the word's first card), by the usual halving shifts (a portable `pext`).
-#[inline(always)]
-fn gather_fields(x: u64) -> u64 {
-    let mut x = x & FIELD_LOW;
-    x = (x | (x >> 2)) & 0x10c3_0c30_c30c_30c3;
-    x = (x | (x >> 4)) & 0x100f_00f0_0f00_f00f;
-    x = (x | (x >> 8)) & 0x001f_0000_ff00_00ff;
-    x = (x | (x >> 16)) & 0x001f_0000_0000_ffff;
-    (x | (x >> 32)) & 0x1f_ffff
-}
 
 impl Rules {
     /// The rules for positions of `layout` (the dealt cards) with `ncells` free cells.
@@ -376,28 +355,28 @@ impl Lean {
         self.below[b as usize] = d;
         self.tops = (self.tops & !(1u64 << d)) | (1u64 << t);
         // The lower-indexed parent suit (clubs or diamonds) is the "low" parent.
-        set_field(&mut self.key, b, LOC_PARENT_LO + (suit(d) as u64 >> 1));
+        set_loc(&mut self.key, b, LOC_PARENT_LO + (suit(d) as u64 >> 1));
     }
 
     #[inline(always)]
     fn put_empty(&mut self, b: u8, t: u8) {
         self.below[b as usize] = NO;
         self.tops |= 1u64 << t;
-        set_field(&mut self.key, b, LOC_BOTTOM);
+        set_loc(&mut self.key, b, LOC_BOTTOM);
     }
 
     #[inline(always)]
     fn put_cell(&mut self, c: u8) {
         self.below[c as usize] = NO;
         self.cells |= 1u64 << c;
-        set_field(&mut self.key, c, LOC_CELL);
+        set_loc(&mut self.key, c, LOC_CELL);
     }
 
     #[inline(always)]
     fn put_home(&mut self, c: u8) {
         self.below[c as usize] = NO;
         self.found[suit(c) as usize] += 1;
-        set_field(&mut self.key, c, LOC_HOME);
+        set_loc(&mut self.key, c, LOC_HOME);
     }
 
     #[inline(always)]
@@ -456,26 +435,6 @@ impl Lean {
 struct Bucket {
     keys: [[u32; 5]; 3],
     used: u32,
-}
-
-#[inline(always)]
-pub(crate) fn pack(k: &Key) -> [u32; 5] {
-    [
-        k[0] as u32,
-        (k[0] >> 32) as u32,
-        k[1] as u32,
-        (k[1] >> 32) as u32,
-        k[2] as u32,
-    ]
-}
-
-#[inline(always)]
-pub(crate) fn unpack(k: &[u32; 5]) -> Key {
-    [
-        k[0] as u64 | (k[1] as u64) << 32,
-        k[2] as u64 | (k[3] as u64) << 32,
-        k[4] as u64,
-    ]
 }
 
 const SHARD_BITS: u32 = 6;
@@ -883,55 +842,6 @@ pub struct ProveStats {
     pub by_home: [u64; 53],
 }
 
-/// Cards lying on the card they were dealt on, which is not their parent (they never return there).
-#[inline(always)]
-pub fn cards_dealt(key: &Key) -> u32 {
-    let mut n = 0;
-    for (w, &x) in key.iter().enumerate() {
-        let fields = if w < 2 {
-            FIELD_LOW
-        } else {
-            FIELD_LOW & ((1 << 30) - 1)
-        };
-        n += (x & (x >> 1) & !(x >> 2) & fields).count_ones();
-    }
-    n
-}
-
-/// Which cards are home and which lie on the (non-parent) card they were dealt on: per key word, the
-/// home fields' low bits, then the dealt fields' low bits. Both sets only change one way along a line of
-/// play (home grows, dealt shrinks), so positions with different signatures and the same
-/// [`cards_home`]` + 52 − `[`cards_dealt`] cannot reach each other.
-#[inline(always)]
-pub fn signature(key: &Key) -> [u64; 6] {
-    let mut s = [0u64; 6];
-    for (w, &x) in key.iter().enumerate() {
-        let fields = if w < 2 {
-            FIELD_LOW
-        } else {
-            FIELD_LOW & ((1 << 30) - 1)
-        };
-        s[w] = !(x | (x >> 1) | (x >> 2)) & fields;
-        s[3 + w] = x & (x >> 1) & !(x >> 2) & fields;
-    }
-    s
-}
-
-/// Cards home in the position of `key`.
-#[inline(always)]
-pub fn cards_home(key: &Key) -> u32 {
-    let mut n = 0;
-    for (w, &x) in key.iter().enumerate() {
-        let fields = if w < 2 {
-            FIELD_LOW
-        } else {
-            FIELD_LOW & ((1 << 30) - 1)
-        };
-        n += (!(x | (x >> 1) | (x >> 2)) & fields).count_ones();
-    }
-    n
-}
-
 impl Default for ProveStats {
     fn default() -> Self {
         ProveStats {
@@ -1294,16 +1204,6 @@ pub fn line_of(layout: &Layout, ncells: usize, chain: &[Key]) -> Result<Vec<Solu
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gather_fields_is_pext() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..10_000 {
-            x = x.rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ 0x94D0_49BB_1331_11EB;
-            let want = (0..21).fold(0, |m, i| m | ((x >> (3 * i)) & 1) << i);
-            assert_eq!(gather_fields(x), want);
-        }
-    }
 
     /// [`Lean::features`] as defined: each column read from the bottom for the blockers (cards above
     /// a lower card), and the number of cards above each foundation's next card.
