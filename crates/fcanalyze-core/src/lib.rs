@@ -9,6 +9,7 @@ pub mod error;
 pub mod interrupt;
 pub mod key;
 pub mod layered;
+pub mod limits;
 mod line;
 mod mem;
 pub mod notation;
@@ -21,6 +22,7 @@ pub mod short;
 pub mod store;
 
 pub use error::{Error, Result};
+pub use limits::Limits;
 pub use outcome::{Outcome, SearchResult, SolutionMove};
 pub use position::{Layout, Move, Position};
-pub use search::{Limits, Solver, Strategy};
+pub use search::{Solver, Strategy};

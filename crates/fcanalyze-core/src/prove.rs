@@ -21,19 +21,19 @@ use std::time::Instant;
 
 use crate::card::{fits_on, make, rank, suit, Card, NONE};
 use crate::error::Result;
-#[cfg(target_os = "linux")]
-use crate::mem::{ZeroIsDefault, Zeroed, HUGE_PAGE};
-use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::key::{
     gather_fields, hash, set_loc, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_LO,
 };
+#[cfg(target_os = "linux")]
+use crate::mem::{ZeroIsDefault, Zeroed, HUGE_PAGE};
+use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 // compat: removed at integration
 pub use crate::key::{cards_dealt, cards_home, pack, signature, unpack};
 // compat: removed at integration
-pub(crate) use crate::key::FIELD_LOW;
 use crate::key::Key;
+pub(crate) use crate::key::FIELD_LOW;
+use crate::limits::Limits;
 use crate::position::{Layout, Position, NCOLS};
-use crate::search::Limits;
 
 /// "No card" in [`Lean`]'s links: bit 63 of a card mask, never a card.
 const NO: u8 = 63;

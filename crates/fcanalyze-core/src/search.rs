@@ -20,6 +20,9 @@ use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{DepthPlace, Key, Layout, Move, Origin, Peek, Position, NCOLS};
 use crate::store::Store;
 
+// compat: removed at integration
+pub use crate::limits::Limits;
+
 /// How a search orders its work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -27,36 +30,6 @@ pub enum Strategy {
     Solve,
     /// Depth-first over every reachable position: cheapest per position, for proofs.
     Prove,
-}
-
-/// The budgets of one search.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    /// Most distinct positions to store.
-    pub max_positions: u64,
-    /// Most milliseconds to run, if any.
-    pub max_millis: Option<u64>,
-}
-
-impl Limits {
-    /// Whether a search started at `start` is out of time: its time budget spent, or an interrupt
-    /// raised ([`crate::interrupt`]).
-    #[inline]
-    pub fn out_of_time(&self, start: std::time::Instant) -> bool {
-        crate::interrupt::active()
-            || self
-                .max_millis
-                .is_some_and(|ms| start.elapsed().as_millis() as u64 >= ms)
-    }
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_positions: 10_000_000,
-            max_millis: None,
-        }
-    }
 }
 
 /// Number of heuristic features.

@@ -25,9 +25,10 @@ use std::time::Instant;
 
 use crate::card::{fits_on, is_red, rank, suit, NONE};
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Move, Origin, Position, NCOLS};
-use crate::search::{Limits, Solver, Strategy};
+use crate::search::{Solver, Strategy};
 use crate::store::Store;
 
 /// Number of features of the move-count estimate.
