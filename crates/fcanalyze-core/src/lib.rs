@@ -16,6 +16,7 @@ pub mod notation;
 pub mod outcome;
 pub mod position;
 pub mod prove;
+mod queue;
 pub mod replay;
 pub mod search;
 pub mod short;

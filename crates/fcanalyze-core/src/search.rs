@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::line::{move_to, Recorder};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{DepthPlace, Key, Layout, Move, Origin, Peek, Position, NCOLS};
+use crate::queue::BucketQueue;
 use crate::store::Store;
 
 // compat: removed at integration
@@ -44,51 +45,8 @@ impl Weights {
     pub const BEST_FIRST: Weights = Weights([3, 1, 3, -3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
 }
 
-const NBUCKETS: usize = 4096;
-
-/// A priority queue of small integer priorities, LIFO within a priority.
-struct Buckets {
-    buckets: Vec<Vec<u32>>,
-    min: usize,
-    len: usize,
-}
-
-impl Buckets {
-    fn new() -> Self {
-        Buckets {
-            buckets: (0..NBUCKETS).map(|_| Vec::new()).collect(),
-            min: NBUCKETS,
-            len: 0,
-        }
-    }
-    fn clear(&mut self) {
-        if self.len > 0 {
-            for b in &mut self.buckets[self.min.min(NBUCKETS - 1)..] {
-                b.clear();
-            }
-        }
-        self.min = NBUCKETS;
-        self.len = 0;
-    }
-    #[inline]
-    fn push(&mut self, prio: u32, idx: u32) {
-        let p = (prio as usize).min(NBUCKETS - 1);
-        self.buckets[p].push(idx);
-        self.min = self.min.min(p);
-        self.len += 1;
-    }
-    #[inline]
-    fn pop(&mut self) -> Option<u32> {
-        while self.min < NBUCKETS {
-            if let Some(i) = self.buckets[self.min].pop() {
-                self.len -= 1;
-                return Some(i);
-            }
-            self.min += 1;
-        }
-        None
-    }
-}
+/// Priorities of the best-first queue (higher scores share its last bucket).
+const NPRIORITIES: usize = 4096;
 
 /// The heuristic's features of a position: cards not home, cards lying above a lower card of their
 /// column, occupied free cells, empty columns, cards above the next card of each foundation, breaks in
@@ -681,7 +639,7 @@ const RESTART_WEIGHTS: [Weights; 10] = [
 /// allocation, not one per deal.
 pub struct Solver {
     store: Store,
-    queue: Buckets,
+    queue: BucketQueue<NPRIORITIES>,
     stack: Vec<u32>,
     moves: Vec<Move>,
     divers: Vec<Diver>,
@@ -724,7 +682,7 @@ impl Solver {
     pub fn new() -> Solver {
         Solver {
             store: Store::new(),
-            queue: Buckets::new(),
+            queue: BucketQueue::new(),
             stack: Vec::new(),
             moves: Vec::with_capacity(256),
             divers: Vec::new(),
@@ -855,7 +813,7 @@ impl Solver {
                 Step::Budget(b) => return (None, Some(b)),
                 Step::Go | Step::Exhausted => {}
             }
-            if self.queue.len == 0 {
+            if self.queue.len() == 0 {
                 return (None, None);
             }
             steps += 1;
