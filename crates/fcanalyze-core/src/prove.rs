@@ -16,7 +16,6 @@
 //! tests check that both give the same children everywhere). The line found is replayed with
 //! [`Position`] from the concrete start and checked by [`crate::replay`].
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::card::{fits_on, make, rank, suit, Card, NONE};
@@ -26,13 +25,15 @@ use crate::key::{
 };
 #[cfg(target_os = "linux")]
 use crate::mem::{ZeroIsDefault, Zeroed, HUGE_PAGE};
-use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
+use crate::outcome::{Budget, Outcome, SearchResult};
 // compat: removed at integration
 pub use crate::key::{cards_dealt, cards_home, pack, signature, unpack};
 // compat: removed at integration
 use crate::key::Key;
 pub(crate) use crate::key::FIELD_LOW;
 use crate::limits::Limits;
+// compat: removed at integration
+pub use crate::line::{checked_line, line_of};
 use crate::position::{Layout, Position, NCOLS};
 
 /// "No card" in [`Lean`]'s links: bit 63 of a card mask, never a card.
@@ -282,6 +283,18 @@ impl Rules {
                 f(&q);
             }
         }
+    }
+}
+
+impl crate::line::Successors for Rules {
+    #[inline]
+    fn children_of(&self, key: &Key, out: &mut Vec<Key>) {
+        self.children(&self.decode(key), out);
+    }
+
+    #[inline]
+    fn is_sorted(&self, key: &Key) -> bool {
+        Rules::is_sorted(self, key)
     }
 }
 
@@ -1150,55 +1163,6 @@ impl Prover {
         self.flight.push_back(batch);
         None
     }
-}
-
-/// Shorten a line of keys (each a child of the one before, the last sorted): from each position, jump
-/// to the furthest later position of the line one move away, or end at once on a sorted child.
-fn shorten(rules: &Rules, chain: Vec<Key>) -> Vec<Key> {
-    if chain.len() <= 2 {
-        return chain;
-    }
-    let index: HashMap<Key, usize> = chain.iter().enumerate().map(|(i, k)| (*k, i)).collect();
-    let mut out = vec![chain[0]];
-    let mut kids = Vec::new();
-    let mut i = 0;
-    while i + 1 < chain.len() {
-        rules.children(&rules.decode(&chain[i]), &mut kids);
-        if let Some(k) = kids.iter().find(|k| **k == [0; 3] || rules.is_sorted(k)) {
-            out.push(*k);
-            break;
-        }
-        let j = kids
-            .iter()
-            .filter_map(|k| index.get(k).copied())
-            .max()
-            .unwrap_or(i + 1)
-            .max(i + 1);
-        out.push(chain[j]);
-        i = j;
-    }
-    out
-}
-
-/// The line through `chain` (keys from the settled start to a sorted or won position, each one move from
-/// the one before), shortened ([`shorten`]), made concrete ([`line_of`]) and replayed; `what` names the
-/// search in errors.
-pub fn checked_line(
-    layout: &Layout,
-    ncells: usize,
-    rules: &Rules,
-    chain: Vec<Key>,
-    what: &str,
-) -> Result<Vec<SolutionMove>> {
-    let line = line_of(layout, ncells, &shorten(rules, chain))?;
-    crate::line::replayed(layout, ncells, line, what)
-}
-
-/// The concrete line of play through a chain of canonical keys (from the settled start to a sorted
-/// position), then on to the won game by sending the lowest card home, as [`crate::search`] does.
-pub fn line_of(layout: &Layout, ncells: usize, chain: &[Key]) -> Result<Vec<SolutionMove>> {
-    let (start, origin) = Position::from_layout(layout, ncells)?;
-    crate::line::through_keys(start, &origin, chain, "prover's line")
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@
 use std::time::Instant;
 
 use crate::card::NONE;
-use crate::error::{Error, Result};
-use crate::line::{move_to, Recorder};
+use crate::error::Result;
+use crate::line::{VIA_CLEAR, VIA_DIG, VIA_ROOT, VIA_SHIFT};
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
 use crate::position::{DepthPlace, Key, Layout, Move, Origin, Peek, Position, NCOLS};
 use crate::queue::BucketQueue;
@@ -571,11 +571,6 @@ const CLEAR: u8 = 0xFD;
 /// The `from` of a composite move that brings the run starting with card `to` onto a parent (see
 /// [`Position::shift`]).
 const SHIFT: u8 = 0xFC;
-/// [`Solver::via`] codes of composite moves (the argument in bits 0–5) and of the root.
-const VIA_DIG: u16 = 4 << 6;
-const VIA_CLEAR: u16 = 5 << 6;
-const VIA_SHIFT: u16 = 6 << 6;
-const VIA_ROOT: u16 = u16::MAX;
 
 /// Most dives running side by side (one mark bit each; the last bit marks expanded positions).
 const MAX_DIVERS: usize = 7;
@@ -1219,84 +1214,7 @@ impl Solver {
             i = e.parent;
         }
         chain.reverse();
-        let mut cur = start;
-        let mut out = Recorder::start(&mut cur);
-        if cur.key() != &chain[0].0 {
-            return Err(Error::Internal(
-                "the settled start is not the stored root".into(),
-            ));
-        }
-        let mut moves = Vec::new();
-        // The recorded step's moves, one buffer for every step.
-        let mut line = Vec::new();
-        for (target, via) in &chain[1..] {
-            // The recorded move first (told by cards), then a search of the moves and composite moves.
-            let recorded = {
-                let mut q = cur;
-                line.clear();
-                let ok = match via & (7 << 6) {
-                    _ if *via == VIA_ROOT => false,
-                    VIA_DIG => q.dig((via & 63) as u8, origin, Some(&mut line)),
-                    VIA_CLEAR => q.clear((via & 63) as u8, origin, Some(&mut line)),
-                    VIA_SHIFT => q.shift((via & 63) as u8, origin, Some(&mut line)),
-                    _ => match cur.undescribe(*via) {
-                        Some(m) => {
-                            q.apply(m, origin);
-                            q.settle(None);
-                            line.push(m);
-                            true
-                        }
-                        None => false,
-                    },
-                };
-                ok && q.key() == target
-            };
-            if recorded {
-                for &m in &line {
-                    out.play(&mut cur, m, origin);
-                }
-                continue;
-            }
-            let line = match move_to(&cur, target, origin, &mut moves) {
-                Some(m) => vec![m],
-                None => {
-                    // A composite step of a dive: find the dig that reproduces it.
-                    let dig = (0..4u8)
-                        .find_map(|suit| {
-                            let mut q = cur;
-                            let mut line = Vec::new();
-                            (q.dig(suit, origin, Some(&mut line)) && q.key() == target)
-                                .then_some(line)
-                        })
-                        .or_else(|| {
-                            (0..52u8).find_map(|b| {
-                                let mut q = cur;
-                                let mut line = Vec::new();
-                                (q.clear(b, origin, Some(&mut line)) && q.key() == target)
-                                    .then_some(line)
-                            })
-                        })
-                        .or_else(|| {
-                            (0..52u8).find_map(|x| {
-                                let mut q = cur;
-                                let mut line = Vec::new();
-                                (q.shift(x, origin, Some(&mut line)) && q.key() == target)
-                                    .then_some(line)
-                            })
-                        });
-                    let Some(line) = dig else {
-                        return Err(Error::Internal(
-                            "no move reproduces a stored step of the solution".into(),
-                        ));
-                    };
-                    line
-                }
-            };
-            for m in line {
-                out.play(&mut cur, m, origin);
-            }
-        }
-        out.finish(&mut cur, origin)
+        crate::line::through_steps(start, origin, &chain)
     }
 }
 
