@@ -6,6 +6,7 @@ pub mod card;
 pub mod classify;
 pub mod deal;
 pub mod error;
+pub mod heuristic;
 pub mod interrupt;
 pub mod key;
 pub mod layered;
