@@ -19,12 +19,20 @@ pub mod position;
 pub mod prove;
 mod queue;
 pub mod replay;
-pub mod search;
 pub mod short;
+pub mod solver;
 pub mod store;
+
+// compat: removed at integration
+pub mod search {
+    pub(crate) use crate::heuristic::scored_children;
+    pub use crate::heuristic::{features, peek_features, score, weigh, Weights, NFEATURES};
+    pub use crate::limits::Limits;
+    pub use crate::solver::*;
+}
 
 pub use error::{Error, Result};
 pub use limits::Limits;
 pub use outcome::{Outcome, SearchResult, SolutionMove};
 pub use position::{Layout, Move, Position};
-pub use search::{Solver, Strategy};
+pub use solver::{Solver, Strategy};
