@@ -16,12 +16,20 @@ mod mem;
 pub mod notation;
 pub mod outcome;
 pub mod position;
-pub mod prove;
+pub mod prover;
 mod queue;
 pub mod replay;
 pub mod short;
 pub mod solver;
 pub mod store;
+
+// compat: removed at integration
+pub mod prove {
+    pub(crate) use crate::key::FIELD_LOW;
+    pub use crate::key::{cards_dealt, cards_home, pack, signature, unpack};
+    pub use crate::line::{checked_line, line_of};
+    pub use crate::prover::*;
+}
 
 // compat: removed at integration
 pub mod search {
