@@ -10,6 +10,7 @@ pub mod heuristic;
 pub mod interrupt;
 pub mod key;
 pub mod layered;
+pub mod layout;
 pub mod limits;
 mod line;
 mod mem;
