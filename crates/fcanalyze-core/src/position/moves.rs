@@ -270,6 +270,33 @@ impl Position {
     #[inline(always)]
     fn moves_counting(&self, out: &mut Vec<Move>) -> PeekBase {
         out.clear();
+        let b = self.board();
+        self.push_home_moves(&b, out);
+        self.push_cell_moves(&b, out);
+        // From the columns.
+        for s in 0..NCOLS {
+            let t = self.top[s];
+            if t == NONE {
+                continue;
+            }
+            let (len, whole) = if self.track {
+                self.push_run_moves_kept(s as u8, t, &b, out)
+            } else {
+                self.push_run_moves_walked(s as u8, t, &b, out)
+            };
+            push_leaving_moves(s as u8, len, whole, &b, out);
+        }
+        PeekBase {
+            stats: b.stats,
+            free: b.free,
+            empty: b.empty,
+            tops: b.tops,
+        }
+    }
+
+    /// What move generation reads of this position once (see [`Board`]).
+    #[inline(always)]
+    fn board(&self) -> Board {
         let nc = self.ncells as usize;
         // The slots in play holding a card, as the high bit of their byte: the bytes of `!cells` that
         // are not zero (`NONE` is 0xFF), found without a carry from one byte into the next.
@@ -306,13 +333,35 @@ impl Position {
                 stats += self.prefix[t as usize] & STATS_COUNTS;
             }
         }
-        // The exposed cards `c` may go on: the two cards one rank higher of the other colour.
-        let parents = |c: Card| tops & RUN_PARENTS[c as usize][1];
-        // To the foundations by hand, in the order of the columns.
+        let lim_card = Self::move_limit(free, empty) as usize;
+        let lim_empty = if empty > 0 {
+            Self::move_limit(free, empty - 1)
+        } else {
+            0
+        };
+        Board {
+            held,
+            free,
+            first_free,
+            next,
+            tops,
+            col_of,
+            empty,
+            first_empty,
+            stats,
+            lim_card,
+            lim_empty,
+        }
+    }
+
+    /// The moves to the foundations by hand: from the columns in the order of the columns, then from
+    /// the free cells.
+    #[inline(always)]
+    fn push_home_moves(&self, b: &Board, out: &mut Vec<Move>) {
         let mut home_cols = 0u32;
-        let mut home = tops & next;
+        let mut home = b.tops & b.next;
         while home != 0 {
-            home_cols |= 1 << col_of[home.trailing_zeros() as usize];
+            home_cols |= 1 << b.col_of[home.trailing_zeros() as usize];
             home &= home - 1;
         }
         while home_cols != 0 {
@@ -324,12 +373,12 @@ impl Position {
                 count: 1,
             });
         }
-        let mut rest = held;
+        let mut rest = b.held;
         while rest != 0 {
             let slot = rest.trailing_zeros() as usize / 8;
             rest &= rest - 1;
             let c = self.cells[slot];
-            if (next >> c) & 1 != 0 {
+            if (b.next >> c) & 1 != 0 {
                 out.push(Move {
                     from: cell_place(slot),
                     to: FOUNDATION,
@@ -337,130 +386,92 @@ impl Position {
                 });
             }
         }
-        // From the free cells to the columns.
-        let mut rest = held;
+    }
+
+    /// The moves from the free cells to the columns: onto each exposed parent, and to the first empty
+    /// column.
+    #[inline(always)]
+    fn push_cell_moves(&self, b: &Board, out: &mut Vec<Move>) {
+        let mut rest = b.held;
         while rest != 0 {
             let slot = rest.trailing_zeros() as usize / 8;
             rest &= rest - 1;
             let c = self.cells[slot];
-            let mut ps = parents(c);
+            let mut ps = b.parents(c);
             while ps != 0 {
                 let u = ps.trailing_zeros() as usize;
                 ps &= ps - 1;
                 out.push(Move {
                     from: cell_place(slot),
-                    to: col_of[u],
+                    to: b.col_of[u],
                     count: 1,
                 });
             }
-            if first_empty != NONE {
+            if b.first_empty != NONE {
                 out.push(Move {
                     from: cell_place(slot),
-                    to: first_empty,
+                    to: b.first_empty,
                     count: 1,
                 });
             }
         }
-        // From the columns.
-        let lim_card = Self::move_limit(free, empty) as usize;
-        let lim_empty = if empty > 0 {
-            Self::move_limit(free, empty - 1)
-        } else {
-            0
-        };
-        for s in 0..NCOLS {
-            let t = self.top[s];
-            if t == NONE {
-                continue;
-            }
-            if self.track {
-                // The run at the top and its length are kept: its cards' parents follow from the top
-                // card's rank and colour.
-                let pt = self.prefix[t as usize];
-                let len = ((pt >> 36) & 0xF) as usize;
-                let rt = rank(t);
-                let mut ps = tops & RUN_PARENTS[t as usize][len.min(lim_card)];
+    }
+
+    /// The moves of column `s` (exposed card `t`) onto exposed parents, the run at the top and its
+    /// length read from the kept statistics: its cards' parents follow from the top card's rank and
+    /// colour. Returns the length of that run and whether it is the whole column.
+    #[inline(always)]
+    fn push_run_moves_kept(&self, s: u8, t: Card, b: &Board, out: &mut Vec<Move>) -> (usize, bool) {
+        let pt = self.prefix[t as usize];
+        let len = ((pt >> 36) & 0xF) as usize;
+        let rt = rank(t);
+        let mut ps = b.tops & RUN_PARENTS[t as usize][len.min(b.lim_card)];
+        while ps != 0 {
+            let u = ps.trailing_zeros() as usize;
+            ps &= ps - 1;
+            out.push(Move {
+                from: s,
+                to: b.col_of[u],
+                count: rank(u as Card) - rt,
+            });
+        }
+        (len, len as u64 == (pt >> 40) & 0x1F)
+    }
+
+    /// [`Position::push_run_moves_kept`] for a position that keeps no statistics: the run walked card
+    /// by card, down from the exposed card.
+    #[inline(always)]
+    fn push_run_moves_walked(
+        &self,
+        s: u8,
+        t: Card,
+        b: &Board,
+        out: &mut Vec<Move>,
+    ) -> (usize, bool) {
+        let mut len = 0usize;
+        let mut x = t;
+        loop {
+            // `x` is the bottom card of a run of `len + 1` cards.
+            if len < b.lim_card {
+                let mut ps = b.parents(x);
                 while ps != 0 {
                     let u = ps.trailing_zeros() as usize;
                     ps &= ps - 1;
                     out.push(Move {
-                        from: s as u8,
-                        to: col_of[u],
-                        count: rank(u as Card) - rt,
+                        from: s,
+                        to: b.col_of[u],
+                        count: len as u8 + 1,
                     });
                 }
-                let whole = len as u64 == (pt >> 40) & 0x1F;
-                if first_empty != NONE {
-                    let maxc = (len as u32).min(lim_empty) as usize;
-                    for n in 1..=maxc {
-                        if !(whole && n == len) {
-                            out.push(Move {
-                                from: s as u8,
-                                to: first_empty,
-                                count: n as u8,
-                            });
-                        }
-                    }
-                }
-                if first_free != NONE {
-                    out.push(Move {
-                        from: s as u8,
-                        to: first_free,
-                        count: 1,
-                    });
-                }
-                continue;
             }
-            let mut len = 0usize;
-            let mut x = t;
-            loop {
-                // `x` is the bottom card of a run of `len + 1` cards.
-                if len < lim_card {
-                    let mut ps = parents(x);
-                    while ps != 0 {
-                        let u = ps.trailing_zeros() as usize;
-                        ps &= ps - 1;
-                        out.push(Move {
-                            from: s as u8,
-                            to: col_of[u],
-                            count: len as u8 + 1,
-                        });
-                    }
-                }
-                len += 1;
-                let u = self.below[x as usize];
-                if u == NONE || !fits_on(x, u) {
-                    break;
-                }
-                x = u;
+            len += 1;
+            let u = self.below[x as usize];
+            if u == NONE || !fits_on(x, u) {
+                break;
             }
-            let whole = self.below[x as usize] == NONE;
-            if first_empty != NONE {
-                let maxc = (len as u32).min(lim_empty) as usize;
-                for n in 1..=maxc {
-                    if !(whole && n == len) {
-                        out.push(Move {
-                            from: s as u8,
-                            to: first_empty,
-                            count: n as u8,
-                        });
-                    }
-                }
-            }
-            if first_free != NONE {
-                out.push(Move {
-                    from: s as u8,
-                    to: first_free,
-                    count: 1,
-                });
-            }
+            x = u;
         }
-        PeekBase {
-            stats,
-            free,
-            empty,
-            tops,
-        }
+        (len, self.below[x as usize] == NONE)
     }
 
     /// From a sorted position: the hand move of the lowest card left (None when won).
@@ -499,5 +510,61 @@ impl Position {
             }
         }
         best.map(|(_, m)| m)
+    }
+}
+
+/// What move generation reads of a position once: its free cells, its empty columns and its exposed
+/// cards.
+struct Board {
+    /// The slots in play holding a card, as the high bit of their byte.
+    held: u64,
+    /// Empty free cells, and the first one (`NONE` when none).
+    free: u32,
+    first_free: u8,
+    /// The next card of each suit, as a bit set (a bit past the deck when the suit is all home).
+    next: u64,
+    /// The exposed cards, as a bit set, and the column of each.
+    tops: u64,
+    col_of: [u8; 64],
+    /// Empty columns, and the first one (`NONE` when none).
+    empty: u32,
+    first_empty: u8,
+    /// The kept statistics of the columns added up (see [`Position::stats_sum`]).
+    stats: u64,
+    /// The longest run that may move onto a card, and into an empty column.
+    lim_card: usize,
+    lim_empty: u32,
+}
+
+impl Board {
+    /// The exposed cards `c` may go on: the two cards one rank higher of the other colour.
+    #[inline(always)]
+    fn parents(&self, c: Card) -> u64 {
+        self.tops & RUN_PARENTS[c as usize][1]
+    }
+}
+
+/// The moves of column `s` whose top run has `len` cards (`whole`: the whole column) that leave it
+/// for the first empty column (`n` cards, not the whole column) and the first free cell.
+#[inline(always)]
+fn push_leaving_moves(s: u8, len: usize, whole: bool, b: &Board, out: &mut Vec<Move>) {
+    if b.first_empty != NONE {
+        let maxc = (len as u32).min(b.lim_empty) as usize;
+        for n in 1..=maxc {
+            if !(whole && n == len) {
+                out.push(Move {
+                    from: s,
+                    to: b.first_empty,
+                    count: n as u8,
+                });
+            }
+        }
+    }
+    if b.first_free != NONE {
+        out.push(Move {
+            from: s,
+            to: b.first_free,
+            count: 1,
+        });
     }
 }
