@@ -25,9 +25,11 @@ use std::time::Instant;
 
 use crate::card::{fits_on, is_red, rank, suit, NONE};
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Move, Origin, Position, NCOLS};
-use crate::search::{Limits, Solver, Strategy};
+use crate::queue::BucketQueue;
+use crate::search::{Solver, Strategy};
 use crate::store::Store;
 
 /// Number of features of the move-count estimate.
@@ -180,55 +182,8 @@ fn estimate(w: &[i32; NF], f: &[i32; NF]) -> u32 {
     v.max(0) as u32
 }
 
-const NBUCKETS: usize = 1 << 16;
-
-/// A priority queue of small integer priorities, LIFO within a priority.
-struct Buckets {
-    buckets: Vec<Vec<u32>>,
-    min: usize,
-    len: usize,
-}
-
-impl Buckets {
-    /// An empty queue; its buckets are allocated on first use.
-    fn new() -> Self {
-        Buckets {
-            buckets: Vec::new(),
-            min: NBUCKETS,
-            len: 0,
-        }
-    }
-    fn clear(&mut self) {
-        if self.len > 0 {
-            for b in &mut self.buckets[self.min.min(NBUCKETS - 1)..] {
-                b.clear();
-            }
-        }
-        self.min = NBUCKETS;
-        self.len = 0;
-    }
-    #[inline]
-    fn push(&mut self, prio: u32, idx: u32) {
-        if self.buckets.is_empty() {
-            self.buckets = (0..NBUCKETS).map(|_| Vec::new()).collect();
-        }
-        let p = (prio as usize).min(NBUCKETS - 1);
-        self.buckets[p].push(idx);
-        self.min = self.min.min(p);
-        self.len += 1;
-    }
-    #[inline]
-    fn pop(&mut self) -> Option<u32> {
-        while self.min < NBUCKETS {
-            if let Some(i) = self.buckets[self.min].pop() {
-                self.len -= 1;
-                return Some(i);
-            }
-            self.min += 1;
-        }
-        None
-    }
-}
+/// Priorities of the best-first queue (higher scores share its last bucket).
+const NPRIORITIES: usize = 1 << 16;
 
 /// Player moves that finish a sorted position by sending the lowest card home each time.
 fn finish_cost(p: &Position, origin: &Origin) -> u32 {
@@ -290,7 +245,7 @@ pub struct ShortSolver {
     parent: Vec<u32>,
     g: Vec<u16>,
     closed: Vec<bool>,
-    queue: Buckets,
+    queue: BucketQueue<NPRIORITIES>,
     moves: Vec<Move>,
     solver: Option<Solver>,
     pub config: Config,
@@ -311,7 +266,7 @@ impl ShortSolver {
             parent: Vec::new(),
             g: Vec::new(),
             closed: Vec::new(),
-            queue: Buckets::new(),
+            queue: BucketQueue::new(),
             moves: Vec::with_capacity(256),
             solver: None,
             config: Config::default(),
@@ -649,7 +604,7 @@ impl ShortSolver {
                 continue;
             }
             if cx.best.is_some()
-                && (!cfg.exact || (self.queue.min as u32 >> 6) >= cx.bound() * cfg.wg)
+                && (!cfg.exact || (self.queue.min() as u32 >> 6) >= cx.bound() * cfg.wg)
             {
                 // With `exact`, every position left has f at least the best cost.
                 end = if cfg.exact {
@@ -704,7 +659,7 @@ impl ShortSolver {
         self.lower_bound = match end {
             End::Complete => cx.bound(),
             End::Budget(_) if cfg.exact && cfg.wg == cfg.wh => {
-                ((self.queue.min as u32) >> 6) / cfg.wg
+                ((self.queue.min() as u32) >> 6) / cfg.wg
             }
             _ => 0,
         };

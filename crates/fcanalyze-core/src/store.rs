@@ -2,7 +2,9 @@
 //! an open-addressing table of (hash tag, index) slots. About 24 bytes per position in the arena plus
 //! 8 bytes per table slot at a load factor between 0.35 and 0.7: 35–47 bytes per position in all.
 
-use crate::position::Key;
+use crate::key::{pack, unpack, Key};
+// compat: removed at integration
+pub use crate::key::hash;
 
 /// A stored position: its packed 20-byte key and the index of the position it was first reached from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,38 +19,9 @@ pub const BYTES_PER_POSITION: usize = std::mem::size_of::<Entry>() + 8 * 2;
 
 impl Entry {
     #[inline(always)]
-    fn pack(k: &Key) -> [u32; 5] {
-        [
-            k[0] as u32,
-            (k[0] >> 32) as u32,
-            k[1] as u32,
-            (k[1] >> 32) as u32,
-            k[2] as u32,
-        ]
-    }
-
-    #[inline(always)]
     pub fn key(&self) -> Key {
-        let k = &self.key;
-        [
-            k[0] as u64 | (k[1] as u64) << 32,
-            k[2] as u64 | (k[3] as u64) << 32,
-            k[4] as u64,
-        ]
+        unpack(&self.key)
     }
-}
-
-#[inline(always)]
-fn fold_mul(a: u64, b: u64) -> u64 {
-    let r = (a as u128).wrapping_mul(b as u128);
-    (r as u64) ^ ((r >> 64) as u64)
-}
-
-/// A 64-bit hash of a key.
-#[inline(always)]
-pub fn hash(k: &Key) -> u64 {
-    let a = fold_mul(k[0] ^ 0x243F_6A88_85A3_08D3, k[1] ^ 0x1319_8A2E_0370_7344);
-    fold_mul(a ^ k[2] ^ 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89)
 }
 
 const MIN_SLOTS: usize = 1 << 12;
@@ -124,7 +97,7 @@ impl Store {
         }
         let h = hash(key);
         let tag = h & 0xFFFF_FFFF_0000_0000;
-        let packed = Entry::pack(key);
+        let packed = pack(key);
         let mut i = (h as usize) & self.mask;
         loop {
             let s = self.slots[i];
@@ -150,7 +123,7 @@ impl Store {
     pub fn find(&self, key: &Key) -> Option<u32> {
         let h = hash(key);
         let tag = h & 0xFFFF_FFFF_0000_0000;
-        let packed = Entry::pack(key);
+        let packed = pack(key);
         let mut i = (h as usize) & self.mask;
         loop {
             let s = self.slots[i];
