@@ -13,13 +13,13 @@
 //!
 //! When the prover's memory ([`Prover::max_memory`]) runs out before its position budget, the heuristic
 //! solver searches with what the memory holds, then the layered proof ([`crate::layered`]) takes over
-//! the cell count: it holds fewer positions at once ([`crate::layered::prove_bounded`]).
+//! the cell count: it holds fewer positions at once ([`crate::cascade::prove_bounded`]).
 //!
 //! Cell counts settled by monotonicity are never searched. A budget hit leaves proven bounds only.
 
 use crate::beam::beam;
+use crate::cascade::prove_bounded;
 use crate::error::Result;
-use crate::layered::prove_bounded;
 use crate::outcome::{Outcome, SearchResult};
 use crate::position::Layout;
 use crate::prove::Prover;

@@ -3,6 +3,7 @@
 
 pub mod beam;
 pub mod card;
+pub mod cascade;
 pub mod classify;
 pub mod deal;
 pub mod error;

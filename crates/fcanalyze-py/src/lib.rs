@@ -520,7 +520,7 @@ impl Engines {
                 let prover = self.prover.get_or_insert_with(fccore::prove::Prover::new);
                 prover.max_memory = self.max_memory;
                 let solver = self.solver.get_or_insert_with(Solver::new);
-                fccore::layered::prove_bounded(prover, solver, layout, cells, limits, None)
+                fccore::cascade::prove_bounded(prover, solver, layout, cells, limits, None)
             }
             _ => self
                 .solver
