@@ -54,14 +54,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::layer::{progress, LAYERS};
 use crate::mem::Zeroed;
 use crate::outcome::Budget;
 use crate::position::{Key, Layout, Position};
-use crate::prove::{cards_dealt, cards_home, pack, signature, unpack, Rules, FIELD_LOW};
+use crate::prove::{pack, signature, unpack, Rules, FIELD_LOW};
 use crate::search::Limits;
 
-/// Number of layers: progress runs from 0 to 104.
-const LAYERS: usize = 105;
 /// A seed: its packed key, the packed key of the position it was reached from ([`NO_PARENT`] for the
 /// start), and a 64-bit hash of its group's [`signature`] (high word first).
 type Rec = [u32; 12];
@@ -101,12 +100,6 @@ fn group_hash(key: &Key) -> u64 {
 }
 /// Keys buffered for later layers before the buffers are sorted, deduplicated and written.
 const FLUSH_KEYS: usize = 1 << 24;
-
-/// The layer of a position: cards home plus cards that left the (non-parent) card they were dealt on.
-#[inline(always)]
-pub fn progress(key: &Key) -> usize {
-    (cards_home(key) + 52 - cards_dealt(key)) as usize
-}
 
 /// How a layered search ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,6 +8,7 @@ pub mod classify;
 pub mod deal;
 pub mod error;
 pub mod interrupt;
+pub mod layer;
 pub mod layered;
 mod line;
 mod mem;
