@@ -8,9 +8,7 @@ use std::path::Path;
 
 use crate::beam::{beam, layer_beam};
 use crate::error::Result;
-use crate::layered::{
-    flush_keys, has_checkpoint, prove_layered_resumable, prove_layered_threads, LayeredOutcome,
-};
+use crate::layered::{has_checkpoint, prove_layered, LayeredConfig, LayeredOutcome};
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::Layout;
 use crate::prove::{checked_line, Prover, Rules};
@@ -39,7 +37,7 @@ const LAYER_BEAM_BYTES_PER_POSITION: usize = 160;
 /// that does not fit in the memory, the answer is undecided.
 ///
 /// With a `checkpoint` directory, the layered proof is resumable there
-/// ([`prove_layered_resumable`]), and when the directory holds a checkpoint the search goes straight
+/// ([`LayeredConfig::checkpoint_dir`]), and when the directory holds a checkpoint the search goes straight
 /// to it (the prover and the solver ran out of memory before it was saved).
 pub fn prove_bounded(
     prover: &mut Prover,
@@ -141,13 +139,13 @@ fn layered_result(
     checkpoint: Option<&Path>,
     spent: f64,
 ) -> Result<SearchResult> {
-    let l = match checkpoint {
-        Some(dir) => prove_layered_resumable(layout, ncells, limits, max_memory, threads, dir)?,
-        None => {
-            let flush = flush_keys(max_memory);
-            prove_layered_threads(layout, ncells, limits, max_memory, flush, threads)?
-        }
+    let config = LayeredConfig {
+        max_memory,
+        threads,
+        checkpoint_dir: checkpoint.map(Path::to_path_buf),
+        ..LayeredConfig::default()
     };
+    let l = prove_layered(layout, ncells, limits, &config)?;
     if l.outcome == LayeredOutcome::Won && !l.chain.is_empty() {
         let rules = Rules::new(layout, ncells);
         return Ok(SearchResult {

@@ -28,7 +28,7 @@
 //! leads there names a position of an earlier layer, whose group is searched again from its seeds, and so
 //! on down to the start. Each step holds one group with parent links (about 100 bytes a position).
 //!
-//! Threads ([`prove_layered_threads`]) share each layer out group by group: every thread merges the
+//! Threads ([`LayeredConfig::threads`]) share each layer out group by group: every thread merges the
 //! layer's file on its own, and takes the next group no thread has claimed when it is free; the
 //! threads' seeds for later layers go to the same files, each flush as a sorted run of its own. The
 //! count does not depend on the threads. A layer's groups are few and uneven, and a layer takes as long
@@ -37,7 +37,7 @@
 //! of this project two threads did not gain: deal 26063 with 1 cell took 52.0 s with two against 50.8 s
 //! with one (medians of 3, `farm-bench`), its largest groups holding most of their layers.
 //!
-//! A search given a directory of its own ([`prove_layered_resumable`]) can be resumed: at the start of
+//! A search given a directory of its own ([`LayeredConfig::checkpoint_dir`]) can be resumed: at the start of
 //! each layer, every buffer written, it saves a checkpoint there (`Checkpoint`: the bytes and sorted
 //! runs of every later layer's file, the finished layers kept, the counts). Killed later, it is run
 //! again with the same directory and goes on from that layer: the files are brought back to what the
@@ -1582,42 +1582,61 @@ fn chain_to(
     Ok(back)
 }
 
-/// Search every position reachable from `layout` with `ncells` free cells, layer by layer. Spill files
-/// go to the system's temporary directory (`TMPDIR`). `max_memory` bounds the bytes held in memory
-/// (running out is undecided, [`Budget::Positions`]).
+/// How a layered proof runs besides its limits: its memory, its write buffers, its threads, and where
+/// its files go. [`LayeredConfig::default`]: no memory bound, buffers of [`flush_keys`]`(None)` keys,
+/// one thread, spill files in the system's temporary directory (`TMPDIR`), not resumable.
+#[derive(Clone, Debug)]
+pub struct LayeredConfig {
+    /// Bytes held in memory at most (running out is undecided, [`Budget::Positions`]).
+    pub max_memory: Option<usize>,
+    /// Keys buffered for later layers before they are written to disk; `None`:
+    /// [`flush_keys`]`(max_memory)`.
+    pub flush_keys: Option<usize>,
+    /// Threads searching each layer: each group of a layer goes to the first thread free for it, and
+    /// the memory is shared out between them. The count is the same whatever the threads; a win may
+    /// be another one, found after other positions.
+    pub threads: usize,
+    /// A directory of the search's own, which makes it resumable: at the start of every layer it
+    /// saves a checkpoint there, and a search of the same start position, cells and memory started
+    /// with the same directory goes on from the last checkpoint instead of the start (after its
+    /// process was killed, say). The directory is removed when the search decides (it stays after an
+    /// error or a budget run out).
+    pub checkpoint_dir: Option<PathBuf>,
+}
+
+impl Default for LayeredConfig {
+    fn default() -> Self {
+        LayeredConfig {
+            max_memory: None,
+            flush_keys: None,
+            threads: 1,
+            checkpoint_dir: None,
+        }
+    }
+}
+
+/// Search every position reachable from `layout` with `ncells` free cells, layer by layer, within
+/// `limits` and as `config` says.
 pub fn prove_layered(
     layout: &Layout,
     ncells: usize,
     limits: Limits,
-    max_memory: Option<usize>,
+    config: &LayeredConfig,
 ) -> Result<LayeredResult> {
-    prove_layered_flushing(layout, ncells, limits, max_memory, flush_keys(max_memory))
+    let max_memory = config.max_memory;
+    let flush = config.flush_keys.unwrap_or_else(|| flush_keys(max_memory));
+    let bounds = Bounds {
+        threads: config.threads,
+        ..bounds(max_memory)
+    };
+    let dir = config.checkpoint_dir.as_deref();
+    search(layout, ncells, limits, max_memory, flush, bounds, dir)
 }
 
 /// Keys buffered before a flush within `max_memory`: the write buffers take at most an eighth of it
 /// (twice that with the slack of growing vectors).
 pub fn flush_keys(max_memory: Option<usize>) -> usize {
     max_memory.map_or(FLUSH_KEYS, |m| (m / 8 / RECORD).clamp(1 << 12, FLUSH_KEYS))
-}
-
-/// [`prove_layered`] with its files in `dir`, resumable: at the start of every layer it saves a
-/// checkpoint there, and a search of the same start position, cells and memory started with the same
-/// `dir` goes on from the last checkpoint instead of the start (after its process was killed, say).
-/// The directory is removed when the search returns a result (it stays after an error).
-pub fn prove_layered_resumable(
-    layout: &Layout,
-    ncells: usize,
-    limits: Limits,
-    max_memory: Option<usize>,
-    threads: usize,
-    dir: &Path,
-) -> Result<LayeredResult> {
-    let bounds = Bounds {
-        threads,
-        ..bounds(max_memory)
-    };
-    let flush = flush_keys(max_memory);
-    search(layout, ncells, limits, max_memory, flush, bounds, Some(dir))
 }
 
 /// Whether `dir` holds the checkpoint of a resumable layered search.
@@ -1642,35 +1661,6 @@ fn bounds(max_memory: Option<usize>) -> Bounds {
         threads: 1,
         save_every_ms: 60_000,
     }
-}
-
-/// [`prove_layered`], writing the seeds of later layers to disk every `flush_keys` keys.
-pub fn prove_layered_flushing(
-    layout: &Layout,
-    ncells: usize,
-    limits: Limits,
-    max_memory: Option<usize>,
-    flush_keys: usize,
-) -> Result<LayeredResult> {
-    prove_layered_threads(layout, ncells, limits, max_memory, flush_keys, 1)
-}
-
-/// [`prove_layered_flushing`] with `threads` threads: each group of a layer goes to the first thread
-/// free for it, and the memory is shared out between them. The count is the same whatever the threads; a win
-/// may be another one, found after other positions.
-pub fn prove_layered_threads(
-    layout: &Layout,
-    ncells: usize,
-    limits: Limits,
-    max_memory: Option<usize>,
-    flush_keys: usize,
-    threads: usize,
-) -> Result<LayeredResult> {
-    let bounds = Bounds {
-        threads,
-        ..bounds(max_memory)
-    };
-    search(layout, ncells, limits, max_memory, flush_keys, bounds, None)
 }
 
 /// The bounds of a layered search besides its limits and memory.
@@ -2362,7 +2352,8 @@ impl Levels {
     }
 }
 
-/// [`prove_layered_flushing`] within `bounds`.
+/// [`prove_layered`] within `bounds`, writing the seeds of later layers to disk every `flush_keys` keys,
+/// its files in `resume` (resumable) if given.
 fn search(
     layout: &Layout,
     ncells: usize,
