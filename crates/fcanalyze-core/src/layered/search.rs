@@ -162,7 +162,8 @@ pub(super) fn search(
     r
 }
 
-pub(super) fn search_in(
+/// [`search`] before its files are removed: the start, then the layers in order.
+fn search_in(
     layout: &Layout,
     ncells: usize,
     limits: Limits,
@@ -197,118 +198,210 @@ pub(super) fn search_in(
         elapsed_ms: 0.0,
         chain: vec![],
     };
-    let finish = |mut r: LayeredResult, outcome| {
-        r.outcome = outcome;
-        r.elapsed_ms = before_ms + start.elapsed().as_secs_f64() * 1e3;
-        Ok(r)
-    };
     if rules.is_sorted(&root) {
         let mut res = res;
         res.positions = 1;
         res.chain = vec![root];
-        return finish(res, LayeredOutcome::Won);
+        return Ok(finish(res, LayeredOutcome::Won, before_ms, start));
     }
     let threads = bounds.threads.max(1);
     let spill = Spill::new(Seeds::new(bounds.max_kept, bounds.min_free_disk, dir)?);
     // Each thread's share of the memory: its seeds' buffers, its stack, its group's set.
-    let mut bufs: Vec<SeedBuf> = (0..threads)
+    let bufs: Vec<SeedBuf> = (0..threads)
         .map(|_| SeedBuf::new(flush_keys / threads))
         .collect();
-    let mut t = Totals {
-        done: 0,
-        expanded: 0,
-        res,
+    let mut p = Proof {
+        rules,
+        limits,
+        max_memory,
+        bounds,
+        threads,
+        spill,
+        bufs,
+        t: Totals {
+            done: 0,
+            expanded: 0,
+            res,
+        },
+        ident,
+        resumable: resume.is_some(),
+        start,
+        before_ms,
     };
     let first = match saved {
-        Some(c) => {
-            // Go on from the layer the checkpoint was saved at, with its files and counts.
-            t.done = c.done;
-            t.expanded = c.expanded;
-            t.res.positions = c.done;
-            t.res.peak_positions = c.peak_positions;
-            t.res.peak_bytes = c.peak_bytes;
-            t.res.peak_parts = c.peak_parts;
-            t.res.peak_disk = c.peak_disk;
-            let s = &mut *lock(&spill);
-            (s.keep, s.kept, s.transient, s.disk) = (c.keep, c.kept, c.transient, c.disk);
-            for (l, written, runs) in c.layers {
-                s.written[l] = written;
-                s.runs[l] = runs;
-            }
-            for l in c.kept_layers {
-                let path = s.dir.kept(l);
-                s.written[l] = std::fs::metadata(&path)
-                    .map_err(|e| io_error(&path, e))?
-                    .len();
-            }
-            // Saved within the layer: the groups finished and searched by levels so far (their
-            // positions expanded), and level files numbered past theirs.
-            s.level_base = c
-                .by_levels
-                .iter()
-                .flat_map(|g| g.files())
-                .filter_map(|(name, _)| Levels::number(name))
-                .max()
-                .map_or(0, |n| n + 1);
-            (s.finished, s.by_levels) = (c.finished, c.by_levels);
-            t.expanded += s.credit();
-            c.layer
-        }
+        Some(c) => p.resume_from(c)?,
         None => {
             let first = progress(&root);
-            bufs[0].push(first, &root, None, &spill)?;
+            p.bufs[0].push(first, &root, None, &p.spill)?;
             first
         }
     };
     for layer in first..LAYERS {
+        if let Some(end) = p.layer(layer)? {
+            return Ok(end);
+        }
+    }
+    if lock(&p.spill).disk_low {
+        return Ok(p.finish(LayeredOutcome::Undecided(Budget::Disk)));
+    }
+    Ok(p.finish(LayeredOutcome::Unsolvable))
+}
+
+/// `r` with its outcome, and its time since `start` after `before_ms` (a resumed search's).
+fn finish(
+    mut r: LayeredResult,
+    outcome: LayeredOutcome,
+    before_ms: f64,
+    start: Instant,
+) -> LayeredResult {
+    r.outcome = outcome;
+    r.elapsed_ms = before_ms + start.elapsed().as_secs_f64() * 1e3;
+    r
+}
+
+/// A layered search between its layers: what each layer's search needs, and the counts so far.
+struct Proof {
+    rules: Rules,
+    limits: Limits,
+    max_memory: Option<usize>,
+    bounds: Bounds,
+    threads: usize,
+    spill: Spill,
+    /// Each thread's seeds of later layers.
+    bufs: Vec<SeedBuf>,
+    t: Totals,
+    /// The search's identity in its checkpoints.
+    ident: String,
+    resumable: bool,
+    start: Instant,
+    /// Milliseconds spent before a resumed search's checkpoint.
+    before_ms: f64,
+}
+
+/// How a thread's search of a layer ended ([`search_share`]), its positions expanded, its counts and
+/// peaks.
+type ThreadEnd = (Result<Option<GroupEnd>>, u64, LayeredResult);
+
+impl Proof {
+    /// The search's result so far, with `outcome`.
+    fn finish(&self, outcome: LayeredOutcome) -> LayeredResult {
+        finish(self.t.res.clone(), outcome, self.before_ms, self.start)
+    }
+
+    /// Go on from the layer checkpoint `c` was saved at, with its files and counts: that layer.
+    fn resume_from(&mut self, c: Checkpoint) -> Result<usize> {
+        let t = &mut self.t;
+        t.done = c.done;
+        t.expanded = c.expanded;
+        t.res.positions = c.done;
+        t.res.peak_positions = c.peak_positions;
+        t.res.peak_bytes = c.peak_bytes;
+        t.res.peak_parts = c.peak_parts;
+        t.res.peak_disk = c.peak_disk;
+        let s = &mut *lock(&self.spill);
+        (s.keep, s.kept, s.transient, s.disk) = (c.keep, c.kept, c.transient, c.disk);
+        for (l, written, runs) in c.layers {
+            s.written[l] = written;
+            s.runs[l] = runs;
+        }
+        for l in c.kept_layers {
+            let path = s.dir.kept(l);
+            s.written[l] = std::fs::metadata(&path)
+                .map_err(|e| io_error(&path, e))?
+                .len();
+        }
+        // Saved within the layer: the groups finished and searched by levels so far (their
+        // positions expanded), and level files numbered past theirs.
+        s.level_base = c
+            .by_levels
+            .iter()
+            .flat_map(|g| g.files())
+            .filter_map(|(name, _)| Levels::number(name))
+            .max()
+            .map_or(0, |n| n + 1);
+        (s.finished, s.by_levels) = (c.finished, c.by_levels);
+        t.expanded += s.credit();
+        Ok(c.layer)
+    }
+
+    /// Search `layer`; the search's result when it ends there.
+    fn layer(&mut self, layer: usize) -> Result<Option<LayeredResult>> {
         let pending = |bufs: &[SeedBuf]| bufs.iter().any(|b| !b.buffers[layer].is_empty());
-        if resume.is_some() && (lock(&spill).written[layer] > 0 || pending(&bufs)) {
-            for b in &mut bufs {
-                b.flush(&spill)?;
-            }
-            let mut s = lock(&spill);
-            s.sync()?;
-            if s.disk_low {
-                // Seeds were dropped: no checkpoint of an incomplete search.
-                drop(s);
-                return finish(t.res, LayeredOutcome::Undecided(Budget::Disk));
-            }
-            let elapsed = before_ms + start.elapsed().as_secs_f64() * 1e3;
-            let c = Checkpoint::of(&s, layer, &t, &ident, elapsed);
-            c.save(&s.dir.state())?;
-            // The base of the checkpoints saved within the layer.
-            let c = Checkpoint {
-                finished: vec![],
-                by_levels: vec![],
-                ..c
-            };
-            s.layer_start = Some((c, Instant::now()));
-            s.saved_at = Some(Instant::now());
-            #[cfg(test)]
-            if let Some(n) = KILL_AFTER.get() {
-                KILL_AFTER.set(n.checked_sub(1));
-                if n == 1 && KILL_AT_ONCE.get() {
-                    return Err(Error::Io("killed (test)".into()));
-                }
+        if self.resumable && (lock(&self.spill).written[layer] > 0 || pending(&self.bufs)) {
+            if let Some(end) = self.save_layer_start(layer)? {
+                return Ok(Some(end));
             }
         }
         // The layer's seeds, group by group, merged from the sorted runs on disk: positions of one
         // signature reach only each other within the layer, so each group is searched with a set of
         // its own, dropped after. Each group goes to the first thread free for it.
-        for b in &mut bufs {
-            b.flush_layer(layer, &spill)?;
+        for b in &mut self.bufs {
+            b.flush_layer(layer, &self.spill)?;
         }
-        let Some(file) = lock(&spill).open_layer(layer)? else {
-            continue;
+        let Some(file) = lock(&self.spill).open_layer(layer)? else {
+            return Ok(None);
         };
+        let (layer_done, ends) = self.share_out(layer, &file);
+        {
+            let s = &mut *lock(&self.spill);
+            s.layer_start = None;
+            s.finished.clear();
+            s.by_levels.clear();
+        }
+        self.add_up(layer_done, &ends);
+        self.end_of_layer(ends)
+    }
+
+    /// A resumable search's checkpoint at the start of `layer`, every buffer written (the base of the
+    /// ones saved within the layer); the search's result when seeds were dropped (no checkpoint of an
+    /// incomplete search).
+    fn save_layer_start(&mut self, layer: usize) -> Result<Option<LayeredResult>> {
+        for b in &mut self.bufs {
+            b.flush(&self.spill)?;
+        }
+        let mut s = lock(&self.spill);
+        s.sync()?;
+        if s.disk_low {
+            // Seeds were dropped: no checkpoint of an incomplete search.
+            drop(s);
+            return Ok(Some(self.finish(LayeredOutcome::Undecided(Budget::Disk))));
+        }
+        let elapsed = self.before_ms + self.start.elapsed().as_secs_f64() * 1e3;
+        let c = Checkpoint::of(&s, layer, &self.t, &self.ident, elapsed);
+        c.save(&s.dir.state())?;
+        // The base of the checkpoints saved within the layer.
+        let c = Checkpoint {
+            finished: vec![],
+            by_levels: vec![],
+            ..c
+        };
+        s.layer_start = Some((c, Instant::now()));
+        s.saved_at = Some(Instant::now());
+        #[cfg(test)]
+        if let Some(n) = KILL_AFTER.get() {
+            KILL_AFTER.set(n.checked_sub(1));
+            if n == 1 && KILL_AT_ONCE.get() {
+                return Err(Error::Io("killed (test)".into()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The groups of `layer` (its seeds in `file`) shared out between the threads: the positions of
+    /// the groups finished, and how each thread's share ended.
+    fn share_out(&mut self, layer: usize, file: &LayerFile) -> (u64, Vec<ThreadEnd>) {
+        let (rules, spill, t) = (&self.rules, &self.spill, &self.t);
+        let (limits, max_memory, bounds) = (self.limits, self.max_memory, self.bounds);
+        let (threads, start) = (self.threads, self.start);
+        let bufs = &mut self.bufs;
         let layer_done = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
         let next_group = AtomicU64::new(0);
         let share = |thread: usize, seeds: &mut SeedBuf, expanded: u64| {
             let mut cx = Cx {
-                rules: &rules,
+                rules,
                 seeds,
-                spill: &spill,
+                spill,
                 thread,
                 limits,
                 max_memory: max_memory.map(|m| m / threads),
@@ -335,7 +428,7 @@ pub(super) fn search_in(
                     ..t.res.clone()
                 },
             };
-            let end = search_share(&mut cx, &file);
+            let end = search_share(&mut cx, file);
             if !matches!(end, Ok(None | Some(GroupEnd::Stopped))) {
                 stop.store(true, Ordering::Relaxed);
             }
@@ -359,20 +452,19 @@ pub(super) fn search_in(
                     .collect::<Vec<_>>()
             })
         };
-        {
-            let s = &mut *lock(&spill);
-            s.layer_start = None;
-            s.finished.clear();
-            s.by_levels.clear();
-        }
-        // The layer's counts: its groups' positions, and the threads' peaks (their sums: the threads'
-        // peaks may come at once).
-        t.done += layer_done.into_inner();
+        (layer_done.into_inner(), ends)
+    }
+
+    /// The layer's counts: its groups' positions (`layer_done`), and the threads' peaks (their sums:
+    /// the threads' peaks may come at once).
+    fn add_up(&mut self, layer_done: u64, ends: &[ThreadEnd]) {
+        let t = &mut self.t;
+        t.done += layer_done;
         t.expanded = ends.iter().map(|e| e.1).sum();
         let mut positions = t.done;
         let mut peak_bytes = 0;
         let mut peak_parts = [0; 5];
-        for (_, _, r) in &ends {
+        for (_, _, r) in ends {
             positions = positions.max(r.positions);
             t.res.peak_positions = t.res.peak_positions.max(r.peak_positions);
             t.res.peak_disk = t.res.peak_disk.max(r.peak_disk);
@@ -385,32 +477,35 @@ pub(super) fn search_in(
             (t.res.peak_bytes, t.res.peak_parts) = (peak_bytes, peak_parts);
         }
         t.res.positions = positions;
+    }
+
+    /// The search's result when the layer ended it (a win with its line, a budget, an error), in the
+    /// threads' order; `None` when every group of the layer was searched through.
+    fn end_of_layer(&self, ends: Vec<ThreadEnd>) -> Result<Option<LayeredResult>> {
         let mut out = None;
         for (end, _, _) in ends {
             match end? {
                 None | Some(GroupEnd::Stopped) | Some(GroupEnd::Done(_)) => {}
-                Some(GroupEnd::Won { .. }) if lock(&spill).disk_low => {
+                Some(GroupEnd::Won { .. }) if lock(&self.spill).disk_low => {
                     // Won, but the line may lead through seeds that were dropped.
                     out = out.or(Some(Budget::Disk));
                 }
                 Some(GroupEnd::Won { target, tail, len }) => {
                     // The line to it, found again backwards.
-                    let mut res = t.res;
+                    let t = &self.t;
+                    let mut res = t.res.clone();
                     res.positions = t.done + len as u64;
-                    res.chain = chain_to(&rules, &lock(&spill), target, tail, max_memory)?;
-                    return finish(res, LayeredOutcome::Won);
+                    let seeds = lock(&self.spill);
+                    res.chain = chain_to(&self.rules, &seeds, target, tail, self.max_memory)?;
+                    drop(seeds);
+                    let won = finish(res, LayeredOutcome::Won, self.before_ms, self.start);
+                    return Ok(Some(won));
                 }
                 Some(GroupEnd::Out(b)) => out = out.or(Some(b)),
             }
         }
-        if let Some(b) = out {
-            return finish(t.res, LayeredOutcome::Undecided(b));
-        }
+        Ok(out.map(|b| self.finish(LayeredOutcome::Undecided(b))))
     }
-    if lock(&spill).disk_low {
-        return finish(t.res, LayeredOutcome::Undecided(Budget::Disk));
-    }
-    finish(t.res, LayeredOutcome::Unsolvable)
 }
 
 /// The counts of a whole search, between its layers.
