@@ -39,53 +39,125 @@ pub(super) fn search_group(
     more: &mut dyn FnMut() -> Result<Option<Key>>,
 ) -> Result<GroupEnd> {
     let frame = Frame::of(&first);
-    let sig = signature(&first);
-    let mut table = Table::new(2 * frame.free.len() as u32);
-    let max_stack = (cx.max_stack_bytes / std::mem::size_of::<u128>()).max(1);
-    let mut stack: Vec<u128> = Vec::new();
-    // Positions in the set not yet taken for expansion.
-    let mut waiting = 0usize;
-    let mut cursor = (0, 0);
-    let mut next = Some(first);
-    // The seeds taken that were not in the set yet: with the rest, they reach the whole group.
-    let mut taken: Vec<u128> = Vec::new();
+    let mut g = GroupSet {
+        sig: signature(&first),
+        table: Table::new(2 * frame.free.len() as u32),
+        frame,
+        max_stack: (cx.max_stack_bytes / std::mem::size_of::<u128>()).max(1),
+        stack: Vec::new(),
+        waiting: 0,
+        cursor: (0, 0),
+        next: Some(first),
+        taken: Vec::new(),
+    };
     loop {
-        // The next position to expand: from the stack, else the next seed, else one left waiting.
-        let code = if let Some(c) = stack.pop() {
-            c
-        } else if let Some(seed) = match next.take() {
+        let code = match g.next_code(cx, more)? {
+            Next::Code(c) => c,
+            Next::Again => continue,
+            Next::End(end) => return Ok(end),
+        };
+        if let Some(end) = g.expand(cx, code)? {
+            return Ok(end);
+        }
+        cx.expanded += 1;
+        if g.table.len > cx.max_set_len {
+            return search_by_levels(cx, (group, g.sig), &g.frame, g.taken, more);
+        }
+        if cx.expanded & 4095 == 0 {
+            let held = (g.stack.capacity() + g.taken.capacity()) * std::mem::size_of::<u128>();
+            match cx.check(g.table.len, g.table.memory(), held) {
+                Check::Go => {}
+                Check::Out(b) => return Ok(GroupEnd::Out(b)),
+                Check::Stopped => return Ok(GroupEnd::Stopped),
+                Check::OverMemory => {
+                    drop(g.table);
+                    drop(g.stack);
+                    return search_by_levels(cx, (group, g.sig), &g.frame, g.taken, more);
+                }
+            }
+        }
+    }
+}
+
+/// A group being searched in its set ([`search_group`]).
+struct GroupSet {
+    frame: Frame,
+    sig: [u64; 6],
+    table: Table,
+    /// Codes the stack holds at most.
+    max_stack: usize,
+    stack: Vec<u128>,
+    /// Positions in the set not yet taken for expansion.
+    waiting: usize,
+    /// Where the scan of the set for waiting positions is.
+    cursor: (usize, usize),
+    /// The first seed, until taken.
+    next: Option<Key>,
+    /// The seeds taken that were not in the set yet: with the rest, they reach the whole group.
+    taken: Vec<u128>,
+}
+
+/// What [`GroupSet::next_code`] found.
+enum Next {
+    /// A position to expand.
+    Code(u128),
+    /// Nothing yet: look again.
+    Again,
+    /// The group's end.
+    End(GroupEnd),
+}
+
+impl GroupSet {
+    /// The next position to expand: from the stack, else the next seed, else one left waiting.
+    #[inline]
+    fn next_code(
+        &mut self,
+        cx: &mut Cx,
+        more: &mut dyn FnMut() -> Result<Option<Key>>,
+    ) -> Result<Next> {
+        if let Some(c) = self.stack.pop() {
+            return Ok(Next::Code(c));
+        }
+        if let Some(seed) = match self.next.take() {
             Some(s) => Some(s),
             None => more()?,
         } {
-            debug_assert_eq!(signature(&seed), sig, "a seed of another group");
-            let code = frame.encode(&seed);
-            if !table.insert(code, true) {
-                continue;
+            debug_assert_eq!(signature(&seed), self.sig, "a seed of another group");
+            let code = self.frame.encode(&seed);
+            if !self.table.insert(code, true) {
+                return Ok(Next::Again);
             }
-            taken.push(code);
+            self.taken.push(code);
             if cx.rules.is_sorted(&seed) {
-                return Ok(GroupEnd::Won {
+                return Ok(Next::End(GroupEnd::Won {
                     target: seed,
                     tail: None,
-                    len: table.len,
-                });
+                    len: self.table.len,
+                }));
             }
-            code
-        } else if waiting > 0 {
-            match table.take_next(&mut cursor) {
+            return Ok(Next::Code(code));
+        }
+        if self.waiting > 0 {
+            return Ok(match self.table.take_next(&mut self.cursor) {
                 Some(c) => {
-                    waiting -= 1;
-                    c
+                    self.waiting -= 1;
+                    Next::Code(c)
                 }
                 None => {
                     // The table grew behind the cursor: scan again.
-                    cursor = (0, 0);
-                    continue;
+                    self.cursor = (0, 0);
+                    Next::Again
                 }
-            }
-        } else {
-            return Ok(GroupEnd::Done(table.len));
-        };
+            });
+        }
+        Ok(Next::End(GroupEnd::Done(self.table.len)))
+    }
+
+    /// Expand the position of `code`: its children in the layer go to the set (and the stack while it
+    /// has room), the others to the seeds of their layers. The group's end when a child is won.
+    #[inline]
+    fn expand(&mut self, cx: &mut Cx, code: u128) -> Result<Option<GroupEnd>> {
+        let (frame, table) = (&self.frame, &mut self.table);
         let key = frame.decode(code);
         let p = cx.rules.decode(&key);
         cx.rules.children(&p, &mut cx.kids);
@@ -103,13 +175,14 @@ pub(super) fn search_group(
                 cx.codes.push((l, 0, 0));
             }
         }
+        let (stack, max_stack) = (&mut self.stack, self.max_stack);
         for (k, &(l, c, h)) in cx.kids.iter().zip(&cx.codes) {
             if *k == [0; 3] {
-                return Ok(GroupEnd::Won {
+                return Ok(Some(GroupEnd::Won {
                     target: key,
                     tail: Some(*k),
                     len: table.len,
-                });
+                }));
             }
             debug_assert!(l >= cx.layer, "a move lowered the progress");
             if l > cx.layer {
@@ -118,17 +191,17 @@ pub(super) fn search_group(
             }
             debug_assert_eq!(
                 signature(k),
-                sig,
+                self.sig,
                 "a move within a layer changed the signature"
             );
             let room = stack.len() < max_stack;
             if table.insert_hashed(c, h, room) {
                 if cx.rules.is_sorted(k) {
-                    return Ok(GroupEnd::Won {
+                    return Ok(Some(GroupEnd::Won {
                         target: *k,
                         tail: None,
                         len: table.len,
-                    });
+                    }));
                 }
                 if room {
                     if stack.len() == stack.capacity() {
@@ -138,26 +211,10 @@ pub(super) fn search_group(
                     }
                     stack.push(c);
                 } else {
-                    waiting += 1;
+                    self.waiting += 1;
                 }
             }
         }
-        cx.expanded += 1;
-        if table.len > cx.max_set_len {
-            return search_by_levels(cx, (group, sig), &frame, taken, more);
-        }
-        if cx.expanded & 4095 == 0 {
-            let held = (stack.capacity() + taken.capacity()) * std::mem::size_of::<u128>();
-            match cx.check(table.len, table.memory(), held) {
-                Check::Go => {}
-                Check::Out(b) => return Ok(GroupEnd::Out(b)),
-                Check::Stopped => return Ok(GroupEnd::Stopped),
-                Check::OverMemory => {
-                    drop(table);
-                    drop(stack);
-                    return search_by_levels(cx, (group, sig), &frame, taken, more);
-                }
-            }
-        }
+        Ok(None)
     }
 }
