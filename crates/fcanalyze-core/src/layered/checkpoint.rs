@@ -10,14 +10,15 @@ use crate::layer::LAYERS;
 use crate::position::Key;
 use crate::prove::pack;
 
-use super::levels::{Levels, CODE};
-use super::search::Totals;
-use super::seeds::{Runs, Seeds};
-use super::spill::{io_error, SpillDir};
+use super::code::CODE;
+use super::spill::{io_error, level_number, SpillDir};
 use super::Bounds;
 
 /// The first line of a checkpoint: its format.
 pub(super) const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/1";
+
+/// Where each sorted run of a layer's file starts, and whether its records are lean (lean: keys alone).
+pub(super) type Runs = Vec<(u64, bool)>;
 
 /// A group of the layer being searched, finished since the layer's start: its number in the merge's
 /// order (groups of one hash share it), its signature, and its positions.
@@ -109,38 +110,6 @@ pub(super) fn identity(
 }
 
 impl Checkpoint {
-    pub(super) fn of(
-        s: &Seeds,
-        layer: usize,
-        t: &Totals,
-        identity: &str,
-        elapsed_ms: f64,
-    ) -> Checkpoint {
-        Checkpoint {
-            identity: identity.to_string(),
-            layer,
-            done: t.done,
-            expanded: t.expanded - s.credit(),
-            elapsed_ms,
-            peak_positions: t.res.peak_positions,
-            peak_bytes: t.res.peak_bytes,
-            peak_parts: t.res.peak_parts,
-            peak_disk: t.res.peak_disk,
-            keep: s.keep,
-            kept: s.kept,
-            transient: s.transient,
-            disk: s.disk,
-            // The layers to come (a finished layer's file is its kept seeds, or gone).
-            layers: (layer..LAYERS)
-                .filter(|&l| s.written[l] > 0)
-                .map(|l| (l, s.written[l], s.runs[l].clone()))
-                .collect(),
-            kept_layers: (0..layer).filter(|&l| s.keep && s.written[l] > 0).collect(),
-            finished: s.finished.clone(),
-            by_levels: s.by_levels.clone(),
-        }
-    }
-
     pub(super) fn to_text(&self) -> String {
         let mut t = format!("{CHECKPOINT_FORMAT}\nidentity {}\n", self.identity);
         let parts: Vec<String> = self.peak_parts.iter().map(|p| p.to_string()).collect();
@@ -213,7 +182,7 @@ impl Checkpoint {
             by_levels: vec![],
         };
         // A level's file: a name of its own in the directory.
-        let file = |name: &str, len: u64| Levels::number(name).map(|_| (name.to_string(), len));
+        let file = |name: &str, len: u64| level_number(name).map(|_| (name.to_string(), len));
         let num = |x: Option<&str>| x?.parse::<u64>().ok();
         for line in lines {
             let mut w = line.split(' ');

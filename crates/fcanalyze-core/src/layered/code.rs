@@ -208,3 +208,6 @@ pub(super) fn write_recs(w: &mut impl Write, recs: &[Rec], lean: bool) -> std::i
     }
     Ok(())
 }
+
+/// Bytes of a code in a level's file.
+pub(super) const CODE: usize = std::mem::size_of::<u128>();

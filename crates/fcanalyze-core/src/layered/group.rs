@@ -4,29 +4,13 @@
 
 use crate::error::Result;
 use crate::layer::progress;
-use crate::outcome::Budget;
 use crate::position::Key;
 use crate::prove::signature;
 
 use super::code::Frame;
+use super::context::{Check, Cx, GroupEnd};
 use super::levels::search_by_levels;
-use super::search::{Check, Cx};
 use super::table::Table;
-
-/// How the search of one group ended.
-pub(super) enum GroupEnd {
-    /// Every position of the group was expanded: their number.
-    Done(usize),
-    /// A won or sorted position, or one whose child is won (`tail`); the group's positions so far.
-    Won {
-        target: Key,
-        tail: Option<Key>,
-        len: usize,
-    },
-    Out(Budget),
-    /// Another thread ended the layer first.
-    Stopped,
-}
 
 /// Search the group of `first` (a seed), its other seeds given by `more`: depth first from each seed,
 /// with a stack of at most [`Cx::max_stack_bytes`]; positions that find the stack full wait in the set

@@ -11,11 +11,10 @@ use crate::outcome::Budget;
 use crate::position::Key;
 
 use super::checkpoint::{Finished, LevelState};
-use super::code::Frame;
-use super::group::GroupEnd;
-use super::search::{Check, Cx};
+use super::code::{Frame, CODE};
+use super::context::{Check, Cx, GroupEnd};
 use super::seeds::lock;
-use super::spill::{free_disk, io_error};
+use super::spill::{free_disk, io_error, level_name};
 
 /// Search a group breadth first from its seeds (`seeds`, the rest given by `more`), level by level: the
 /// positions one move from level `t` lie in levels `t - 1`, `t` and `t + 1`, because every move within a
@@ -206,9 +205,6 @@ pub(super) fn push_code(chunk: &mut Vec<u128>, code: u128, max: usize) {
     chunk.push(code);
 }
 
-/// Bytes of a code in a level's file.
-pub(super) const CODE: usize = std::mem::size_of::<u128>();
-
 /// The files of a group searched by levels ([`search_by_levels`]), in the spill directory.
 pub(super) struct Levels {
     pub(super) dir: PathBuf,
@@ -285,22 +281,8 @@ impl Levels {
         free_disk(&self.dir).is_some_and(|f| f < (codes * CODE) as u64 + self.min_free)
     }
 
-    /// The name of level file `made` of `thread`'s groups.
-    pub(super) fn name(thread: usize, made: u64) -> String {
-        format!("level-{thread}-{made:06}.codes")
-    }
-
-    /// The number of a level file named by [`Levels::name`] (`None` for any other name, one with a path
-    /// in it among them).
-    pub(super) fn number(name: &str) -> Option<u64> {
-        let rest = name.strip_prefix("level-")?.strip_suffix(".codes")?;
-        let (thread, made) = rest.split_once('-')?;
-        thread.parse::<usize>().ok()?;
-        made.parse().ok()
-    }
-
     pub(super) fn create(&mut self) -> Result<(PathBuf, BufWriter<File>)> {
-        let path = (self.dir).join(Levels::name(self.thread, self.made));
+        let path = (self.dir).join(level_name(self.thread, self.made));
         self.made += 1;
         let f = File::create(&path).map_err(|e| io_error(&path, e))?;
         Ok((path, BufWriter::with_capacity(1 << 20, f)))

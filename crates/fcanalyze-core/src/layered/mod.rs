@@ -49,6 +49,7 @@
 mod chain;
 mod checkpoint;
 mod code;
+mod context;
 mod group;
 mod levels;
 mod merge;
@@ -67,8 +68,7 @@ use crate::position::{Key, Layout};
 use crate::search::Limits;
 
 use checkpoint::Checkpoint;
-use code::RECORD;
-use levels::CODE;
+use code::{CODE, RECORD};
 use search::search;
 use spill::CHECKPOINT_FILE;
 
@@ -241,3 +241,11 @@ const MAX_SET_LEN: usize = 1 << 25;
 
 /// The free disk space a layered proof leaves: a write that would leave less ends the proof undecided.
 const MIN_FREE_DISK: u64 = 2 << 30;
+
+/// The counts of a whole search, between its layers.
+struct Totals {
+    /// Positions of finished groups.
+    done: u64,
+    expanded: u64,
+    res: LayeredResult,
+}

@@ -14,12 +14,13 @@ use crate::layer::{progress, LAYERS};
 use crate::position::Key;
 use crate::prove::{pack, signature, unpack};
 
-use super::checkpoint::{Checkpoint, Finished, LevelState};
+use super::checkpoint::{Checkpoint, Finished, LevelState, Runs};
 use super::code::{
     decode_rec, group_hash, rec_key, rec_order, write_recs, Rec, LEAN, NO_PARENT, RECORD,
 };
 use super::merge::LayerFile;
 use super::spill::{free_disk, io_error, SpillDir};
+use super::Totals;
 #[cfg(test)]
 use super::{DISK_SIZE, KILL_WITHIN};
 
@@ -91,9 +92,6 @@ impl SeedBuf {
         self.buffers.iter().map(|b| b.capacity() * RECORD).sum()
     }
 }
-
-/// Where each sorted run of a layer's file starts, and whether its records are lean ([`LEAN`]).
-pub(super) type Runs = Vec<(u64, bool)>;
 
 /// The spill files, shared by the threads of a search.
 pub(super) type Spill = std::sync::Mutex<Seeds>;
@@ -379,4 +377,42 @@ pub(super) fn read_recs(path: &Path, mut each: impl FnMut(&Rec)) -> Result<()> {
         }
     }
     Ok(())
+}
+
+impl Seeds {
+    /// The checkpoint of the search at the start of `layer` (its counts `t`, `identity`, its time
+    /// `elapsed_ms`), with the files as they are now.
+    pub(super) fn checkpoint(
+        &self,
+        layer: usize,
+        t: &Totals,
+        identity: &str,
+        elapsed_ms: f64,
+    ) -> Checkpoint {
+        Checkpoint {
+            identity: identity.to_string(),
+            layer,
+            done: t.done,
+            expanded: t.expanded - self.credit(),
+            elapsed_ms,
+            peak_positions: t.res.peak_positions,
+            peak_bytes: t.res.peak_bytes,
+            peak_parts: t.res.peak_parts,
+            peak_disk: t.res.peak_disk,
+            keep: self.keep,
+            kept: self.kept,
+            transient: self.transient,
+            disk: self.disk,
+            // The layers to come (a finished layer's file is its kept seeds, or gone).
+            layers: (layer..LAYERS)
+                .filter(|&l| self.written[l] > 0)
+                .map(|l| (l, self.written[l], self.runs[l].clone()))
+                .collect(),
+            kept_layers: (0..layer)
+                .filter(|&l| self.keep && self.written[l] > 0)
+                .collect(),
+            finished: self.finished.clone(),
+            by_levels: self.by_levels.clone(),
+        }
+    }
 }

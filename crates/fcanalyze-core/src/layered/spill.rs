@@ -1,5 +1,6 @@
-//! The spill directory of a layered proof ([`SpillDir`]): its files' names, its removal, the
-//! directories orphaned by killed processes, and the free disk space it may use.
+//! The spill directory of a layered proof ([`SpillDir`]): its files' names (layers' seeds, the kept
+//! seeds, the checkpoint, level files), its removal, the directories orphaned by killed processes, and
+//! the free disk space it may use.
 
 use std::path::{Path, PathBuf};
 
@@ -128,4 +129,18 @@ pub(super) fn free_disk(path: &Path) -> Option<u64> {
 
 pub(super) fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::Io(format!("layered proof, {}: {e}", path.display()))
+}
+
+/// The name of level file `made` of `thread`'s groups.
+pub(super) fn level_name(thread: usize, made: u64) -> String {
+    format!("level-{thread}-{made:06}.codes")
+}
+
+/// The number of a level file named by [`level_name`] (`None` for any other name, one with a path
+/// in it among them).
+pub(super) fn level_number(name: &str) -> Option<u64> {
+    let rest = name.strip_prefix("level-")?.strip_suffix(".codes")?;
+    let (thread, made) = rest.split_once('-')?;
+    thread.parse::<usize>().ok()?;
+    made.parse().ok()
 }
