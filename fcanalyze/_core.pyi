@@ -1,7 +1,25 @@
-"""Type stubs of the compiled core (crates/fcanalyze-py)."""
+"""Type stubs of the compiled core (crates/fcanalyze-py), checked against the built module by
+``python -m mypy.stubtest fcanalyze._core``."""
 
 import os
 from typing import Any, Literal
+
+__all__ = [
+    "BYTES_PER_POSITION",
+    "MAX_CELLS",
+    "MAX_DEAL",
+    "InternalError",
+    "__version__",
+    "classify",
+    "deal",
+    "format_notation",
+    "parse_notation",
+    "replay",
+    "solve",
+    "solve_deals",
+    "successors",
+    "validate",
+]
 
 __version__: str
 #: The largest deal number, 8,589,934,591 (FreeCell Pro's range).
@@ -14,54 +32,57 @@ BYTES_PER_POSITION: int
 class InternalError(RuntimeError):
     """A broken invariant in the core: a bug, never bad input."""
 
-Layout = dict[str, Any]
-MoveDict = dict[str, Any]
-Strategy = Literal["solve", "prove"]
+# Aliases of the stub only (private: the module has no such names).
+_Layout = dict[str, Any]
+_MoveDict = dict[str, Any]
+_Strategy = Literal["solve", "prove"]
+_SolveStrategy = Literal["solve", "prove", "short"]
 
 def deal(n: int) -> list[list[str]]:
     """The 8 columns of Microsoft deal `n`, each from the buried card to the exposed card."""
 
-def validate(layout: Layout, cells: int) -> None:
+def validate(layout: _Layout, cells: int) -> None:
     """Raise ValueError unless `layout` is a legal position for `cells` free cells."""
 
 def solve(
-    source: int | Layout,
+    source: int | _Layout,
     cells: int = 4,
     max_positions: int = 10_000_000,
     time_limit_ms: int | None = None,
-    strategy: Strategy = "solve",
+    strategy: _SolveStrategy = "solve",
     max_memory_mb: int | None = None,
 ) -> dict[str, Any]:
     """Search a deal or a layout. Returns outcome, positions, moves (dicts with from/to/count/auto,
     automatic moves included), move_count, notation, elapsed_ms and exhausted (the budget that ran out).
-    With ``strategy="prove"``, `max_memory_mb` bounds the prover (past it the layered proof takes over)."""
+    With ``strategy="prove"``, `max_memory_mb` bounds the prover (past it the layered proof takes over);
+    ``strategy="short"`` looks for a short winning line as players count moves."""
 
 def solve_deals(
     deals: list[int],
     cells: int = 4,
     max_positions: int = 10_000_000,
     time_limit_ms: int | None = None,
-    strategy: Strategy = "solve",
+    strategy: _Strategy = "solve",
 ) -> dict[str, list[Any]]:
     """Search many deals in one call; columns deal, outcome, positions, moves, elapsed_ms, solution."""
 
-def replay(source: int | Layout, cells: int, moves: list[MoveDict]) -> tuple[bool, int | None, str | None]:
+def replay(source: int | _Layout, cells: int, moves: list[_MoveDict]) -> tuple[bool, int | None, str | None]:
     """The core's independent replay: (ok, index of the first bad move, reason)."""
 
-def format_notation(moves: list[MoveDict]) -> str:
+def format_notation(moves: list[_MoveDict]) -> str:
     """Standard notation of the player moves among `moves`."""
 
-def parse_notation(text: str) -> list[MoveDict]:
+def parse_notation(text: str) -> list[_MoveDict]:
     """Player moves from standard notation."""
 
 def successors(
-    source: int | Layout, cells: int
-) -> tuple[list[MoveDict], Layout, list[tuple[MoveDict, list[MoveDict], Layout]]]:
+    source: int | _Layout, cells: int
+) -> tuple[list[_MoveDict], _Layout, list[tuple[_MoveDict, list[_MoveDict], _Layout]]]:
     """The search's move generator, for cross-checks: (automatic moves settling the position, the settled
     layout, [(move, its automatic moves, resulting layout), ...])."""
 
 def classify(
-    source: int | Layout,
+    source: int | _Layout,
     max_cells: int = 4,
     max_positions: int = 400_000_000,
     time_limit_ms: int | None = None,

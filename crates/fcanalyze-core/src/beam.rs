@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use crate::error::Result;
-use crate::layered::progress;
+use crate::layer::progress;
 use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::{Key, Layout, Move, Position};
 use crate::prove::{checked_line, KeySet, Rules};

@@ -13,13 +13,13 @@
 //!
 //! When the prover's memory ([`Prover::max_memory`]) runs out before its position budget, the heuristic
 //! solver searches with what the memory holds, then the layered proof ([`crate::layered`]) takes over
-//! the cell count: it holds fewer positions at once ([`crate::layered::prove_bounded`]).
+//! the cell count: it holds fewer positions at once ([`crate::cascade::prove_bounded`]).
 //!
 //! Cell counts settled by monotonicity are never searched. A budget hit leaves proven bounds only.
 
 use crate::beam::beam;
+use crate::cascade::prove_bounded;
 use crate::error::Result;
-use crate::layered::prove_bounded;
 use crate::outcome::{Outcome, SearchResult};
 use crate::position::Layout;
 use crate::prove::Prover;
@@ -121,38 +121,56 @@ impl Classifier {
         layout.validate(max_cells)?;
         let mut slots: Vec<Option<CellsResult>> = vec![None; max_cells + 1];
         // A position with cards in its free cells needs at least that many cells to be played at all.
-        let mut lower = layout
+        let lower = layout
             .cells
             .iter()
             .filter(|&&c| c != crate::card::NONE)
             .count();
-        let mut upper: Option<usize> = None;
-        let solve_limits = Limits {
-            max_positions: limits.solve_positions.min(limits.max_positions),
-            max_millis: limits.max_millis,
-        };
-        let short_prover = limits.short_prover;
-        let solve = |c: &mut Classifier, k: usize, slots: &mut Vec<Option<CellsResult>>| {
-            let r = if short_prover {
-                c.prover.prove(layout, k, solve_limits)?
-            } else {
-                c.solver.search(layout, k, Strategy::Solve, solve_limits)?
-            };
-            let outcome = r.outcome;
-            slots[k] = Some(CellsResult {
-                cells: k,
-                result: r,
-                proved: false,
-            });
-            Ok::<Outcome, crate::Error>(outcome)
-        };
         // 1. Short solves: the least cell count they win with.
+        let (mut lower, mut upper) =
+            self.short_solves(layout, max_cells, &limits, lower, &mut slots)?;
+        // 2. The prover just below the least solved cell count (or at the most cells), downwards; below
+        // a cell count a budget left open too (`open`), for the lower bound: a deal left undecided with
+        // k cells but proven unsolvable with k - 1 is known to need k or more.
+        let mut open: Option<usize> = None;
+        loop {
+            let k = match (open, upper) {
+                (Some(o), _) if o > lower => o - 1,
+                (Some(_), _) => break,
+                (None, Some(u)) if u > lower => u - 1,
+                (None, None) if lower <= max_cells => max_cells,
+                _ => break,
+            };
+            match self.decide(layout, k, &limits, &mut slots)? {
+                Outcome::Solved => (upper, open) = (Some(k), None),
+                Outcome::Unsolvable => lower = k + 1,
+                Outcome::Undecided => open = Some(k),
+            }
+        }
+        Ok(Classification {
+            searches: kept_searches(slots, lower, upper),
+            lower,
+            upper,
+        })
+    }
+
+    /// The short solves, from [`ClassifyLimits::start`] cells down while they win, or up until one
+    /// does, `lower` the cells the layout needs at least: the proven bounds then.
+    fn short_solves(
+        &mut self,
+        layout: &Layout,
+        max_cells: usize,
+        limits: &ClassifyLimits,
+        mut lower: usize,
+        slots: &mut [Option<CellsResult>],
+    ) -> Result<(usize, Option<usize>)> {
+        let mut upper: Option<usize> = None;
         let start = limits.start.clamp(lower, max_cells);
-        match solve(self, start, &mut slots)? {
+        match self.short_solve(layout, start, limits, slots)? {
             Outcome::Solved => {
                 upper = Some(start);
                 for k in (lower..start).rev() {
-                    match solve(self, k, &mut slots)? {
+                    match self.short_solve(layout, k, limits, slots)? {
                         Outcome::Solved => upper = Some(k),
                         Outcome::Unsolvable => {
                             lower = k + 1;
@@ -167,7 +185,7 @@ impl Classifier {
                     lower = start + 1;
                 }
                 for k in start + 1..=max_cells {
-                    match solve(self, k, &mut slots)? {
+                    match self.short_solve(layout, k, limits, slots)? {
                         Outcome::Solved => {
                             upper = Some(k);
                             break;
@@ -178,136 +196,166 @@ impl Classifier {
                 }
             }
         }
-        // 2. The prover just below the least solved cell count (or at the most cells), downwards; below
-        // a cell count a budget left open too (`open`), for the lower bound: a deal left undecided with
-        // k cells but proven unsolvable with k - 1 is known to need k or more.
-        let mut open: Option<usize> = None;
-        loop {
-            let k = match (open, upper) {
-                (Some(o), _) if o > lower => o - 1,
-                (Some(_), _) => break,
-                (None, Some(u)) if u > lower => u - 1,
-                (None, None) if lower <= max_cells => max_cells,
-                _ => break,
-            };
-            if limits.middle_positions > limits.solve_positions {
-                // A longer heuristic solve first: it finds most of the lines the short solves missed
-                // for a small part of the prover's cost, and finishes small proofs itself.
-                let r = self.solver.search(
-                    layout,
-                    k,
-                    Strategy::Solve,
-                    Limits {
-                        max_positions: limits.middle_positions.min(limits.max_positions),
-                        max_millis: limits.max_millis,
-                    },
-                )?;
-                let outcome = r.outcome;
-                let mut result = r;
-                result.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
-                slots[k] = Some(CellsResult {
-                    cells: k,
-                    result,
-                    proved: false,
-                });
-                match outcome {
-                    Outcome::Solved => {
-                        (upper, open) = (Some(k), None);
-                        continue;
-                    }
-                    Outcome::Unsolvable => {
-                        lower = k + 1;
-                        continue;
-                    }
-                    Outcome::Undecided => {}
-                }
-            }
-            let mut decided = None;
-            for &(width, positions) in limits.beams {
-                let mut r = beam(
-                    layout,
-                    k,
-                    width,
-                    Limits {
-                        max_positions: positions.min(limits.max_positions),
-                        max_millis: limits.max_millis,
-                    },
-                )?;
-                r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
-                match (r.outcome, slots[k].as_mut()) {
-                    // An undecided beam only adds its time to a search that went further.
-                    (Outcome::Undecided, Some(c)) => c.result.elapsed_ms = r.elapsed_ms,
-                    (outcome, _) => {
-                        slots[k] = Some(CellsResult {
-                            cells: k,
-                            result: r,
-                            proved: false,
-                        });
-                        if outcome != Outcome::Undecided {
-                            decided = Some(outcome);
-                            break;
-                        }
-                    }
-                }
-            }
-            match decided {
-                Some(Outcome::Solved) => {
-                    (upper, open) = (Some(k), None);
-                    continue;
-                }
-                Some(_) => {
-                    lower = k + 1;
-                    continue;
-                }
-                None => {}
-            }
-            let prove_limits = Limits {
-                max_positions: limits.max_positions,
-                max_millis: limits.max_millis,
-            };
-            let checkpoint = self
-                .checkpoint_dir
-                .as_ref()
-                .map(|d| d.join(format!("cells-{k}")));
-            let r = prove_bounded(
-                &mut self.prover,
-                &mut self.solver,
+        Ok((lower, upper))
+    }
+
+    /// A short solve with `k` cells (the heuristic solver's, or the prover's portfolio), kept in
+    /// `slots[k]`.
+    fn short_solve(
+        &mut self,
+        layout: &Layout,
+        k: usize,
+        limits: &ClassifyLimits,
+        slots: &mut [Option<CellsResult>],
+    ) -> Result<Outcome> {
+        let solve_limits = Limits {
+            max_positions: limits.solve_positions.min(limits.max_positions),
+            max_millis: limits.max_millis,
+        };
+        let r = if limits.short_prover {
+            self.prover.prove(layout, k, solve_limits)?
+        } else {
+            self.solver
+                .search(layout, k, Strategy::Solve, solve_limits)?
+        };
+        let outcome = r.outcome;
+        slots[k] = Some(CellsResult {
+            cells: k,
+            result: r,
+            proved: false,
+        });
+        Ok(outcome)
+    }
+
+    /// Decide `k` cells below the short solves: a longer heuristic solve, the beams, then the
+    /// prover's cascade, the first to decide answering; each adds its time to `slots[k]`.
+    fn decide(
+        &mut self,
+        layout: &Layout,
+        k: usize,
+        limits: &ClassifyLimits,
+        slots: &mut [Option<CellsResult>],
+    ) -> Result<Outcome> {
+        if limits.middle_positions > limits.solve_positions {
+            // A longer heuristic solve first: it finds most of the lines the short solves missed
+            // for a small part of the prover's cost, and finishes small proofs itself.
+            let r = self.solver.search(
                 layout,
                 k,
-                prove_limits,
-                checkpoint.as_deref(),
+                Strategy::Solve,
+                Limits {
+                    max_positions: limits.middle_positions.min(limits.max_positions),
+                    max_millis: limits.max_millis,
+                },
             )?;
-            let before = slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
             let outcome = r.outcome;
             let mut result = r;
-            result.elapsed_ms += before;
+            result.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
             slots[k] = Some(CellsResult {
                 cells: k,
                 result,
-                proved: true,
+                proved: false,
             });
-            match outcome {
-                Outcome::Solved => (upper, open) = (Some(k), None),
-                Outcome::Unsolvable => lower = k + 1,
-                Outcome::Undecided => open = Some(k),
+            if outcome != Outcome::Undecided {
+                return Ok(outcome);
             }
         }
-        // Keep the searches that decided their cell count, and the undecided ones monotonicity does not
-        // settle.
-        let searches = slots
-            .into_iter()
-            .flatten()
-            .filter(|c| match c.result.outcome {
-                Outcome::Solved | Outcome::Unsolvable => true,
-                Outcome::Undecided => c.cells >= lower && !matches!(upper, Some(u) if c.cells >= u),
-            })
-            .collect();
-        Ok(Classification {
-            searches,
-            lower,
-            upper,
-        })
+        if let Some(outcome) = beams(layout, k, limits, slots)? {
+            return Ok(outcome);
+        }
+        self.prove(layout, k, limits, slots)
     }
+
+    /// The prover's cascade with `k` cells ([`prove_bounded`]), resumable in the checkpoint directory
+    /// if any; kept in `slots[k]` as the deciding search.
+    fn prove(
+        &mut self,
+        layout: &Layout,
+        k: usize,
+        limits: &ClassifyLimits,
+        slots: &mut [Option<CellsResult>],
+    ) -> Result<Outcome> {
+        let prove_limits = Limits {
+            max_positions: limits.max_positions,
+            max_millis: limits.max_millis,
+        };
+        let checkpoint = self
+            .checkpoint_dir
+            .as_ref()
+            .map(|d| d.join(format!("cells-{k}")));
+        let r = prove_bounded(
+            &mut self.prover,
+            &mut self.solver,
+            layout,
+            k,
+            prove_limits,
+            checkpoint.as_deref(),
+        )?;
+        let before = slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
+        let outcome = r.outcome;
+        let mut result = r;
+        result.elapsed_ms += before;
+        slots[k] = Some(CellsResult {
+            cells: k,
+            result,
+            proved: true,
+        });
+        Ok(outcome)
+    }
+}
+
+/// The beams of `limits` with `k` cells, in order, until one decides: its outcome (`None` when none
+/// does). A deciding beam is kept in `slots[k]`; an undecided one only adds its time to a search that
+/// went further, or is kept when there is none.
+fn beams(
+    layout: &Layout,
+    k: usize,
+    limits: &ClassifyLimits,
+    slots: &mut [Option<CellsResult>],
+) -> Result<Option<Outcome>> {
+    for &(width, positions) in limits.beams {
+        let mut r = beam(
+            layout,
+            k,
+            width,
+            Limits {
+                max_positions: positions.min(limits.max_positions),
+                max_millis: limits.max_millis,
+            },
+        )?;
+        r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
+        match (r.outcome, slots[k].as_mut()) {
+            // An undecided beam only adds its time to a search that went further.
+            (Outcome::Undecided, Some(c)) => c.result.elapsed_ms = r.elapsed_ms,
+            (outcome, _) => {
+                slots[k] = Some(CellsResult {
+                    cells: k,
+                    result: r,
+                    proved: false,
+                });
+                if outcome != Outcome::Undecided {
+                    return Ok(Some(outcome));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The searches that decided their cell count, and the undecided ones monotonicity does not settle.
+fn kept_searches(
+    slots: Vec<Option<CellsResult>>,
+    lower: usize,
+    upper: Option<usize>,
+) -> Vec<CellsResult> {
+    slots
+        .into_iter()
+        .flatten()
+        .filter(|c| match c.result.outcome {
+            Outcome::Solved | Outcome::Unsolvable => true,
+            Outcome::Undecided => c.cells >= lower && !matches!(upper, Some(u) if c.cells >= u),
+        })
+        .collect()
 }
 
 /// Classify `layout` with 0..=`max_cells` free cells (a fresh [`Classifier`]; reuse one for many deals).

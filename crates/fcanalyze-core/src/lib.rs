@@ -3,12 +3,14 @@
 
 pub mod beam;
 pub mod card;
+pub mod cascade;
 pub mod classify;
 pub mod deal;
 pub mod error;
 pub mod heuristic;
 pub mod interrupt;
 pub mod key;
+pub mod layer;
 pub mod layered;
 pub mod layout;
 pub mod limits;

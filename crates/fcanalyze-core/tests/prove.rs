@@ -274,7 +274,7 @@ fn classify_proves_below_a_cell_count_left_open() {
 /// eight, which are home.
 #[test]
 fn layered_wins_come_with_lines() {
-    use fccore::layered::{prove_layered_threads, LayeredOutcome};
+    use fccore::layered::{prove_layered, LayeredConfig, LayeredOutcome};
     let mut lines = 0;
     for deal in 1..=12u64 {
         let mut layout = Layout::deal(deal).unwrap();
@@ -286,8 +286,12 @@ fn layered_wins_come_with_lines() {
             // Spill files every 100 seeds: most steps back read a kept layer from disk. Two threads
             // for the even deals: the line runs through groups either searched.
             let threads = 2 - deal as usize % 2;
-            let r =
-                prove_layered_threads(&layout, k, limits(2_000_000), None, 100, threads).unwrap();
+            let config = LayeredConfig {
+                flush_keys: Some(100),
+                threads,
+                ..LayeredConfig::default()
+            };
+            let r = prove_layered(&layout, k, limits(2_000_000), &config).unwrap();
             if r.outcome != LayeredOutcome::Won {
                 continue;
             }
@@ -306,22 +310,25 @@ fn layered_wins_come_with_lines() {
 /// says won where a line exists.
 #[test]
 fn layered_proofs_count_what_the_prover_counts() {
-    use fccore::layered::{
-        prove_layered, prove_layered_flushing, prove_layered_threads, LayeredOutcome,
+    use fccore::layered::{prove_layered, LayeredConfig, LayeredOutcome};
+    let flushing = |flush: usize, threads: usize| LayeredConfig {
+        flush_keys: Some(flush),
+        threads,
+        ..LayeredConfig::default()
     };
     let layout = Layout::deal(11982).unwrap();
-    let r = prove_layered(&layout, 4, limits(u64::MAX), None).unwrap();
+    let r = prove_layered(&layout, 4, limits(u64::MAX), &LayeredConfig::default()).unwrap();
     assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
     assert_eq!(r.positions, 61_643);
     assert!(r.peak_positions < r.positions / 4, "{r:?}");
     // The seeds of later layers go through spill files (written every 500 keys here).
-    let r = prove_layered_flushing(&layout, 4, limits(u64::MAX), None, 500).unwrap();
+    let r = prove_layered(&layout, 4, limits(u64::MAX), &flushing(500, 1)).unwrap();
     assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
     assert_eq!(r.positions, 61_643);
     assert!(r.peak_disk > 0, "{r:?}");
     // Threads share each layer's groups out: the same count, whatever their number.
     for threads in [2, 3] {
-        let r = prove_layered_threads(&layout, 4, limits(u64::MAX), None, 500, threads).unwrap();
+        let r = prove_layered(&layout, 4, limits(u64::MAX), &flushing(500, threads)).unwrap();
         assert_eq!(
             (r.outcome, r.positions),
             (LayeredOutcome::Unsolvable, 61_643)
@@ -335,8 +342,7 @@ fn layered_proofs_count_what_the_prover_counts() {
             let a = prover.prove(&layout, k, limits(500_000)).unwrap();
             // One thread for odd deals, two for even ones.
             let threads = 2 - deal as usize % 2;
-            let b =
-                prove_layered_threads(&layout, k, limits(500_000), None, 5000, threads).unwrap();
+            let b = prove_layered(&layout, k, limits(500_000), &flushing(5000, threads)).unwrap();
             match a.outcome {
                 Outcome::Unsolvable => {
                     assert_eq!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
@@ -372,15 +378,20 @@ fn layered_proofs_count_what_the_prover_counts() {
         prover.prove(&late, 0, limits(u64::MAX)).unwrap().outcome,
         Outcome::Solved
     );
-    let r = prove_layered(&late, 0, limits(u64::MAX), None).unwrap();
+    let r = prove_layered(&late, 0, limits(u64::MAX), &LayeredConfig::default()).unwrap();
     assert_eq!(r.outcome, LayeredOutcome::Won);
     let rules = fccore::prove::Rules::new(&late, 0);
     let line = fccore::prove::checked_line(&late, 0, &rules, r.chain, "layered").unwrap();
     assert!(!line.is_empty());
 
     // Budgets end undecided, never unsolvable.
-    let r = prove_layered(&Layout::deal(11982).unwrap(), 4, limits(1000), None).unwrap();
+    let deal = Layout::deal(11982).unwrap();
+    let r = prove_layered(&deal, 4, limits(1000), &LayeredConfig::default()).unwrap();
     assert!(matches!(r.outcome, LayeredOutcome::Undecided(_)));
-    let r = prove_layered(&Layout::deal(11982).unwrap(), 4, limits(u64::MAX), Some(1)).unwrap();
+    let one_byte = LayeredConfig {
+        max_memory: Some(1),
+        ..LayeredConfig::default()
+    };
+    let r = prove_layered(&deal, 4, limits(u64::MAX), &one_byte).unwrap();
     assert!(matches!(r.outcome, LayeredOutcome::Undecided(_)));
 }

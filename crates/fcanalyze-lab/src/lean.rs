@@ -20,9 +20,12 @@ pub fn run(args: &[String]) {
             .ok()
             .map(|v| v.parse::<usize>().unwrap() << 20);
         let threads = std::env::var("THREADS").map_or(1, |v| v.parse().unwrap());
-        let flush = fccore::layered::flush_keys(mem);
-        let r = fccore::layered::prove_layered_threads(&layout, cells, limits, mem, flush, threads)
-            .unwrap();
+        let config = fccore::layered::LayeredConfig {
+            max_memory: mem,
+            threads,
+            ..Default::default()
+        };
+        let r = fccore::layered::prove_layered(&layout, cells, limits, &config).unwrap();
         println!(
             "deal {deal} k={cells} layered {:?} positions={} peak_positions={} peak_MB={} peak_disk_MB={} ms={:.1} rate={:.2}M/s",
             r.outcome,

@@ -1,0 +1,213 @@
+//! Position codes and seed records. A seed on disk is a packed 20-byte key, the packed key of the
+//! position it was reached from, and its group's hash ([`Rec`], [`RECORD`] bytes; [`LEAN`] once the
+//! lines are forgotten). Within a group, a position is coded in 2 bits per free card ([`Frame`]).
+
+use std::io::Write;
+
+use crate::position::Key;
+use crate::prove::{signature, unpack, FIELD_LOW};
+
+/// A seed: its packed key, the packed key of the position it was reached from ([`NO_PARENT`] for the
+/// start), and a 64-bit hash of its group's [`signature`] (high word first).
+pub(super) type Rec = [u32; 12];
+
+/// Bytes of a seed in a spill file.
+pub(super) const RECORD: usize = 48;
+
+/// Bytes of a seed in a spill file once the lines are forgotten ([`Seeds::keep`] false): its key alone
+/// (the parent would serve no line, and the group hash is computed again from the key).
+pub(super) const LEAN: usize = 20;
+
+/// The parent of the start.
+pub(super) const NO_PARENT: [u32; 5] = [u32::MAX; 5];
+
+#[inline(always)]
+pub(super) fn rec_key(r: &Rec) -> [u32; 5] {
+    r[..5].try_into().expect("five words")
+}
+
+#[inline(always)]
+pub(super) fn rec_parent(r: &Rec) -> [u32; 5] {
+    r[5..10].try_into().expect("five words")
+}
+
+/// The order of seeds in the spill files: by group (the hash of the signature), then by key.
+#[inline(always)]
+pub(super) fn rec_order(r: &Rec) -> (u32, u32, [u32; 5]) {
+    (r[10], r[11], rec_key(r))
+}
+
+/// A hash of the group of `key` (equal signatures, equal hashes).
+#[inline]
+pub(super) fn group_hash(key: &Key) -> u64 {
+    let s = signature(key);
+    crate::store::hash(&[
+        s[0] ^ s[3].rotate_left(17),
+        s[1] ^ s[4].rotate_left(29),
+        s[2] ^ s[5].rotate_left(41),
+    ])
+}
+
+/// A card's 3-bit field in a key.
+#[inline(always)]
+pub(super) fn field(k: &Key, c: usize) -> u64 {
+    (k[c / 21] >> (3 * (c % 21))) & 7
+}
+
+/// The 2-bit place of a free card from its field (1, 2, 4 or 5), and back.
+#[inline(always)]
+pub(super) fn place_of(f: u64) -> u64 {
+    debug_assert!(matches!(f, 1 | 2 | 4 | 5), "a free card's place");
+    f - 1 - (f > 3) as u64
+}
+
+pub(super) const FIELD_OF: [u64; 4] = [1, 2, 4, 5];
+
+/// A group's coding of positions: its free cards, in card order, the 2-bit place of card `i` of them at
+/// bits `2i, 2i + 1` of the code.
+pub(super) struct Frame {
+    pub(super) free: Vec<u8>,
+    /// The key with the free cards' fields cleared (the group's fixed part).
+    pub(super) fixed: Key,
+    /// Per key word, the bits `3j, 3j + 1` of the fields of free cards, and their number.
+    pub(super) masks: [u64; 3],
+    pub(super) bits: [u32; 3],
+    /// Whether the processor has BMI2 (`pext`, `pdep`): then a key is coded a word at a time.
+    pub(super) bmi2: bool,
+}
+
+impl Frame {
+    /// The frame of the group of `key`.
+    pub(super) fn of(key: &Key) -> Frame {
+        let free: Vec<u8> = (0..52u8)
+            .filter(|&c| !matches!(field(key, c as usize), 0 | 3))
+            .collect();
+        let mut fixed = *key;
+        let mut masks = [0u64; 3];
+        for &c in &free {
+            let c = c as usize;
+            fixed[c / 21] &= !(7 << (3 * (c % 21)));
+            masks[c / 21] |= 3 << (3 * (c % 21));
+        }
+        #[cfg(target_arch = "x86_64")]
+        let bmi2 = std::is_x86_feature_detected!("bmi2");
+        #[cfg(not(target_arch = "x86_64"))]
+        let bmi2 = false;
+        Frame {
+            free,
+            fixed,
+            masks,
+            bits: masks.map(|m| m.count_ones()),
+            bmi2,
+        }
+    }
+
+    /// The code of `key`, a position of the group.
+    #[inline(always)]
+    pub(super) fn encode(&self, key: &Key) -> u128 {
+        #[cfg(target_arch = "x86_64")]
+        if self.bmi2 {
+            // SAFETY: the processor has BMI2.
+            return unsafe { self.encode_bmi2(key) };
+        }
+        self.encode_cards(key)
+    }
+
+    /// [`Frame::encode`] a card at a time.
+    pub(super) fn encode_cards(&self, key: &Key) -> u128 {
+        let mut x = 0u128;
+        for (i, &c) in self.free.iter().enumerate() {
+            x |= (place_of(field(key, c as usize)) as u128) << (2 * i);
+        }
+        x
+    }
+
+    /// [`Frame::encode`] a word at a time: in each field, the place's low bit is `b1 | (b2 & b0)` and
+    /// its high bit `b2` (fields 1, 2, 4, 5 give places 0, 1, 2, 3), gathered by `pext`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi2")]
+    pub(super) unsafe fn encode_bmi2(&self, key: &Key) -> u128 {
+        use std::arch::x86_64::_pext_u64;
+        let mut x = 0u128;
+        let mut at = 0;
+        for (w, &k) in key.iter().enumerate() {
+            let (b0, b1, b2) = (k & FIELD_LOW, (k >> 1) & FIELD_LOW, (k >> 2) & FIELD_LOW);
+            let spread = (b1 | (b2 & b0)) | b2 << 1;
+            x |= (_pext_u64(spread, self.masks[w]) as u128) << at;
+            at += self.bits[w];
+        }
+        x
+    }
+
+    /// The key of `code`.
+    #[inline(always)]
+    pub(super) fn decode(&self, places: u128) -> Key {
+        #[cfg(target_arch = "x86_64")]
+        if self.bmi2 {
+            // SAFETY: the processor has BMI2.
+            return unsafe { self.decode_bmi2(places) };
+        }
+        self.decode_cards(places)
+    }
+
+    /// [`Frame::decode`] a card at a time.
+    pub(super) fn decode_cards(&self, x: u128) -> Key {
+        let mut k = self.fixed;
+        for (i, &c) in self.free.iter().enumerate() {
+            let c = c as usize;
+            k[c / 21] |= FIELD_OF[((x >> (2 * i)) & 3) as usize] << (3 * (c % 21));
+        }
+        k
+    }
+
+    /// [`Frame::decode`] a word at a time: places 0, 1, 2, 3 (low bit `l`, high bit `h`) give fields with
+    /// `b0 = !(l ^ h)`, `b1 = l & !h`, `b2 = h`, spread by `pdep`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi2")]
+    pub(super) unsafe fn decode_bmi2(&self, x: u128) -> Key {
+        use std::arch::x86_64::_pdep_u64;
+        let mut k = self.fixed;
+        let mut at = 0;
+        for (w, kw) in k.iter_mut().enumerate() {
+            let part = (x >> at) as u64;
+            let spread = _pdep_u64(part, self.masks[w]);
+            let free = self.masks[w] & FIELD_LOW;
+            let (l, h) = (spread & FIELD_LOW, (spread >> 1) & FIELD_LOW);
+            *kw |= (!(l ^ h) & free) | (l & !h) << 1 | h << 2;
+            at += self.bits[w];
+        }
+        k
+    }
+}
+
+/// The seed in `bytes`, a record of [`RECORD`] bytes or a lean one ([`LEAN`]: its group hash computed
+/// again, no parent).
+pub(super) fn decode_rec(bytes: &[u8]) -> Rec {
+    let mut rec = [0u32; 12];
+    for (i, x) in rec.iter_mut().enumerate().take(bytes.len() / 4) {
+        *x = u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+    }
+    if bytes.len() == LEAN {
+        rec[5..10].copy_from_slice(&NO_PARENT);
+        let h = group_hash(&unpack(&rec_key(&rec)));
+        rec[10] = (h >> 32) as u32;
+        rec[11] = h as u32;
+    }
+    rec
+}
+
+/// `recs` written as records of [`RECORD`] bytes, or lean ones ([`LEAN`]).
+pub(super) fn write_recs(w: &mut impl Write, recs: &[Rec], lean: bool) -> std::io::Result<()> {
+    let mut bytes = [0u8; RECORD];
+    let width = if lean { LEAN } else { RECORD };
+    for r in recs {
+        for (i, x) in r.iter().enumerate() {
+            bytes[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+        }
+        w.write_all(&bytes[..width])?;
+    }
+    Ok(())
+}
+
+/// Bytes of a code in a level's file.
+pub(super) const CODE: usize = std::mem::size_of::<u128>();

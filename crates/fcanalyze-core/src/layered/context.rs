@@ -1,0 +1,141 @@
+//! What a thread's search of its groups of a layer shares with the whole search ([`Cx`]): the rules,
+//! its seed buffers and the spill files, its budgets, the layer's counters; its periodic check
+//! ([`Cx::check`]) and the checkpoints after finished groups; and how the search of a group ends
+//! ([`GroupEnd`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use crate::error::Result;
+use crate::outcome::Budget;
+use crate::position::Key;
+use crate::prove::Rules;
+use crate::search::Limits;
+
+use super::checkpoint::Finished;
+use super::seeds::{lock, SeedBuf, Spill};
+use super::LayeredResult;
+
+/// How the search of one group ended.
+pub(super) enum GroupEnd {
+    /// Every position of the group was expanded: their number.
+    Done(usize),
+    /// A won or sorted position, or one whose child is won (`tail`); the group's positions so far.
+    Won {
+        target: Key,
+        tail: Option<Key>,
+        len: usize,
+    },
+    Out(Budget),
+    /// Another thread ended the layer first.
+    Stopped,
+}
+
+/// What a thread's search of its groups needs from the whole search.
+pub(super) struct Cx<'a> {
+    pub(super) rules: &'a Rules,
+    /// This thread's seeds of later layers, and the files they go to.
+    pub(super) seeds: &'a mut SeedBuf,
+    pub(super) spill: &'a Spill,
+    /// The thread (its files are named after it).
+    pub(super) thread: usize,
+    pub(super) limits: Limits,
+    /// This thread's share of the memory budget.
+    pub(super) max_memory: Option<usize>,
+    pub(super) max_stack_bytes: usize,
+    pub(super) max_set_len: usize,
+    /// Codes a group searched by levels sorts in memory before it writes them as a run.
+    pub(super) level_chunk: usize,
+    /// The least time between two checkpoints within a layer after finished groups.
+    pub(super) save_every: std::time::Duration,
+    pub(super) start: Instant,
+    pub(super) layer: usize,
+    /// Positions of the groups finished before this layer.
+    pub(super) before: u64,
+    /// Positions of this layer's groups finished, by every thread.
+    pub(super) layer_done: &'a AtomicU64,
+    /// Set when a thread ends the layer early (a win, a budget, an error): the others stop.
+    pub(super) stop: &'a AtomicBool,
+    /// The number of the layer's next group no thread has claimed yet.
+    pub(super) next_group: &'a AtomicU64,
+    /// Positions of finished groups when the group being searched started.
+    pub(super) done: u64,
+    pub(super) expanded: u64,
+    /// Bytes of the layer's merge (its read buffers).
+    pub(super) merge_bytes: usize,
+    pub(super) kids: Vec<Key>,
+    /// Per child of the position expanded: its layer, and when in the layer its code and hash.
+    pub(super) codes: Vec<(usize, u128, u64)>,
+    pub(super) res: LayeredResult,
+}
+
+/// What [`Cx::check`] found.
+pub(super) enum Check {
+    Go,
+    /// The memory budget is passed (a group's set then goes over to levels).
+    OverMemory,
+    Out(Budget),
+    /// Another thread ended the layer.
+    Stopped,
+}
+
+impl Cx<'_> {
+    /// Group `group` of signature `sig` is finished, with `len` positions: in a resumable search, a
+    /// checkpoint within the layer lists it when one is due (the group's seeds written first).
+    pub(super) fn finished(&mut self, group: u64, sig: [u64; 6], len: usize) -> Result<()> {
+        if !lock(self.spill).save_due(self.save_every) {
+            return Ok(());
+        }
+        self.seeds.flush(self.spill)?;
+        let mut s = lock(self.spill);
+        if !s.finished.iter().any(|f| (f.group, f.sig) == (group, sig)) {
+            s.finished.push(Finished {
+                group,
+                sig,
+                len: len as u64,
+            });
+        }
+        s.save_within()
+    }
+
+    /// The periodic check of a group's search, `len` positions into the group, its positions holding
+    /// `set_bytes` and its stack (or other working lists) `held_bytes`: the counts and peaks brought up
+    /// to date, then the budgets in order: positions, disk, memory, time; then the other threads.
+    pub(super) fn check(&mut self, len: usize, set_bytes: usize, held_bytes: usize) -> Check {
+        let (disk, disk_low) = {
+            let s = lock(self.spill);
+            (s.disk, s.disk_low)
+        };
+        let res = &mut self.res;
+        res.positions = self.done + len as u64;
+        if res.positions >= self.limits.max_positions {
+            return Check::Out(Budget::Positions);
+        }
+        let parts = [
+            set_bytes,
+            held_bytes,
+            self.merge_bytes,
+            self.seeds.memory(),
+            len,
+        ];
+        let bytes = parts[..4].iter().sum();
+        if bytes > res.peak_bytes {
+            res.peak_bytes = bytes;
+            res.peak_parts = parts;
+        }
+        res.peak_disk = res.peak_disk.max(disk);
+        if disk_low {
+            return Check::Out(Budget::Disk);
+        }
+        if self.max_memory.is_some_and(|m| bytes > m) {
+            return Check::OverMemory;
+        }
+        if self.limits.out_of_time(self.start) {
+            return Check::Out(Budget::Time);
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            return Check::Stopped;
+        }
+        Check::Go
+    }
+}

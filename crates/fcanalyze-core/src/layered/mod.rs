@@ -1,0 +1,251 @@
+//! The layered exhaustive search: a proof of unsolvability that holds one layer of the reachable set in
+//! memory at a time and keeps the rest on disk (../shared/SEARCH.md, "Ideas for the proofs that remain
+//! out of reach in memory").
+//!
+//! Two counts never decrease along a line of play: the cards on the foundations (they never leave), and
+//! the cards no longer lying on the card they were dealt on when that card is not their parent (they can
+//! never go back there). Their sum, the *progress* of a position ([`progress`], 0..=104), orders the
+//! reachable set in layers: a move leads to the same layer or a later one. Within a layer, the cards home
+//! and the cards still on their dealt card are fixed too ([`signature`]): a layer splits into groups that
+//! cannot reach each other. The search finishes the layers in increasing order, group by group. A
+//! group's positions are found from earlier layers (its *seeds*, kept in a spill file of packed 20-byte
+//! keys, each with the 20-byte key of the position it came from, sorted and deduplicated in batches
+//! before they are written) and from each other: depth first, in a set of the group's positions in
+//! memory (`Table`: a position is coded in 2 bits per card the group leaves free, in a slot of as few
+//! bytes as that takes: 8 for 31 free cards, 14 for 52). The seeds come one at a time from the merge, and
+//! the stack is bounded: positions that find it full wait in the set, flagged as not taken, and scans
+//! of the set take them. A finished group is dropped: no later position leads back to it. Memory holds
+//! the current group's set, the bounded stack, the merge's read buffers and the write buffers; the
+//! disk holds the later layers' seeds, duplicates included, and the finished layers' as long as they
+//! take at most twice the memory budget (past it, a win comes without a line, and the seeds are written
+//! lean from then on: 20 bytes, the key alone, instead of 48).
+//!
+//! The count of a finished search is the exact number of distinct canonical positions reachable (layers
+//! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The group sets
+//! keep no parent links; a seed keeps the position it was reached from, and each layer's seeds stay on
+//! disk until the search ends. So when a won position turns up, the line to it is found again backwards
+//! ([`chain_to`]): a breadth-first search of its group from the group's seeds reaches it, the seed that
+//! leads there names a position of an earlier layer, whose group is searched again from its seeds, and so
+//! on down to the start. Each step holds one group with parent links (about 100 bytes a position).
+//!
+//! Threads ([`LayeredConfig::threads`]) share each layer out group by group: every thread merges the
+//! layer's file on its own, and takes the next group no thread has claimed when it is free; the
+//! threads' seeds for later layers go to the same files, each flush as a sorted run of its own. The
+//! count does not depend on the threads. A layer's groups are few and uneven, and a layer takes as long
+//! as its largest group: one group held 273 of the 274 million positions of layer 48 of deal 982 with
+//! 2 cells, and 144 of the 440 million of layer 50 of deal 24966 with 1 cell. On the 2-core machines
+//! of this project two threads did not gain: deal 26063 with 1 cell took 52.0 s with two against 50.8 s
+//! with one (medians of 3, `farm-bench`), its largest groups holding most of their layers.
+//!
+//! A search given a directory of its own ([`LayeredConfig::checkpoint_dir`]) can be resumed: at the start of
+//! each layer, every buffer written, it saves a checkpoint there (`Checkpoint`: the bytes and sorted
+//! runs of every later layer's file, the finished layers kept, the counts). Killed later, it is run
+//! again with the same directory and goes on from that layer: the files are brought back to what the
+//! checkpoint lists (the layer's file renamed back, later files cut to their listed bytes). Within a
+//! layer it saves the checkpoint again at the end of each level of a group searched by levels (with the
+//! two level files the next level starts from), and after a finished group once the last save is a
+//! minute old (the group listed, with its count): a giant proof killed loses at most a level.
+
+mod chain;
+mod checkpoint;
+mod code;
+mod context;
+mod group;
+mod levels;
+mod merge;
+mod search;
+mod seeds;
+mod spill;
+mod table;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::outcome::Budget;
+use crate::position::{Key, Layout};
+use crate::search::Limits;
+
+use checkpoint::Checkpoint;
+use code::{CODE, RECORD};
+use search::search;
+use spill::CHECKPOINT_FILE;
+
+/// Keys buffered for later layers before the buffers are sorted, deduplicated and written.
+const FLUSH_KEYS: usize = 1 << 24;
+
+/// How a layered search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayeredOutcome {
+    /// Every reachable position was expanded and none is won.
+    Unsolvable,
+    /// A won (or provably won) position is reachable; [`LayeredResult::chain`] leads there when the
+    /// memory held the search for it.
+    Won,
+    /// A budget ran out.
+    Undecided(Budget),
+}
+
+/// What a layered search did.
+#[derive(Clone, Debug)]
+pub struct LayeredResult {
+    pub outcome: LayeredOutcome,
+    /// Distinct canonical positions reached (the exact reachable set's size when unsolvable).
+    pub positions: u64,
+    /// Most positions of one group (held at once).
+    pub peak_positions: u64,
+    /// Most bytes held in memory at once (the group's set, the stack, the merge's read buffers and the
+    /// write buffers).
+    pub peak_bytes: usize,
+    /// The parts of [`LayeredResult::peak_bytes`]: the group's set, the stack, the merge's read buffers,
+    /// the write buffers; and the positions of the group then searched.
+    pub peak_parts: [usize; 5],
+    /// Most bytes of spill files on disk at once.
+    pub peak_disk: u64,
+    pub elapsed_ms: f64,
+    /// When won: the canonical keys from the start to a won or sorted position, each one move from the
+    /// one before (empty when the memory did not hold a group with its parent links).
+    pub chain: Vec<Key>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the checkpoints a resumable search saves before it stops, as if killed (its files stay).
+    static KILL_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// Tests: whether that kill comes as the last checkpoint is saved (else after the layer's first
+    /// group).
+    static KILL_AT_ONCE: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    /// Tests: a disk of this many bytes that holds the seeds' files only.
+    static DISK_SIZE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    /// Tests: a kill after the first group that ends with the kept files forgotten.
+    static KILL_ON_FORGET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests: the checkpoints within layers a resumable search saves before it stops, as if killed
+    /// right after the last one.
+    static KILL_WITHIN: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// How a layered proof runs besides its limits: its memory, its write buffers, its threads, and where
+/// its files go. [`LayeredConfig::default`]: no memory bound, buffers of [`flush_keys`]`(None)` keys,
+/// one thread, spill files in the system's temporary directory (`TMPDIR`), not resumable.
+#[derive(Clone, Debug)]
+pub struct LayeredConfig {
+    /// Bytes held in memory at most (running out is undecided, [`Budget::Positions`]).
+    pub max_memory: Option<usize>,
+    /// Keys buffered for later layers before they are written to disk; `None`:
+    /// [`flush_keys`]`(max_memory)`.
+    pub flush_keys: Option<usize>,
+    /// Threads searching each layer: each group of a layer goes to the first thread free for it, and
+    /// the memory is shared out between them. The count is the same whatever the threads; a win may
+    /// be another one, found after other positions.
+    pub threads: usize,
+    /// A directory of the search's own, which makes it resumable: at the start of every layer it
+    /// saves a checkpoint there, and a search of the same start position, cells and memory started
+    /// with the same directory goes on from the last checkpoint instead of the start (after its
+    /// process was killed, say). The directory is removed when the search decides (it stays after an
+    /// error or a budget run out).
+    pub checkpoint_dir: Option<PathBuf>,
+}
+
+impl Default for LayeredConfig {
+    fn default() -> Self {
+        LayeredConfig {
+            max_memory: None,
+            flush_keys: None,
+            threads: 1,
+            checkpoint_dir: None,
+        }
+    }
+}
+
+/// Search every position reachable from `layout` with `ncells` free cells, layer by layer, within
+/// `limits` and as `config` says.
+pub fn prove_layered(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    config: &LayeredConfig,
+) -> Result<LayeredResult> {
+    let max_memory = config.max_memory;
+    let flush = config.flush_keys.unwrap_or_else(|| flush_keys(max_memory));
+    let bounds = Bounds {
+        threads: config.threads,
+        ..bounds(max_memory)
+    };
+    let dir = config.checkpoint_dir.as_deref();
+    search(layout, ncells, limits, max_memory, flush, bounds, dir)
+}
+
+/// Keys buffered before a flush within `max_memory`: the write buffers take at most an eighth of it
+/// (twice that with the slack of growing vectors).
+pub fn flush_keys(max_memory: Option<usize>) -> usize {
+    max_memory.map_or(FLUSH_KEYS, |m| (m / 8 / RECORD).clamp(1 << 12, FLUSH_KEYS))
+}
+
+/// Whether `dir` holds the checkpoint of a resumable layered search.
+pub fn has_checkpoint(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join(CHECKPOINT_FILE))
+        .ok()
+        .and_then(|t| Checkpoint::parse(&t))
+        .is_some()
+}
+
+fn bounds(max_memory: Option<usize>) -> Bounds {
+    Bounds {
+        // The files kept for lines take at most twice the memory budget on disk.
+        max_kept: max_memory.map_or(u64::MAX, |m| 2 * m as u64),
+        // The stack of positions to expand takes at most a sixteenth of it.
+        max_stack_bytes: max_memory.map_or(usize::MAX, |m| m / 16),
+        // A group's set goes over to levels past MAX_SET_LEN positions, or when the memory runs out.
+        max_set_len: MAX_SET_LEN,
+        // A group searched by levels sorts chunks of a quarter of it (64 Mi codes, 1 GiB, without).
+        level_chunk: max_memory.map_or(1 << 26, |m| (m / 4 / CODE).max(1 << 16)),
+        min_free_disk: MIN_FREE_DISK,
+        threads: 1,
+        save_every_ms: 60_000,
+    }
+}
+
+/// The bounds of a layered search besides its limits and memory.
+#[derive(Clone, Copy)]
+struct Bounds {
+    /// Bytes of finished layers' files kept for lines.
+    max_kept: u64,
+    /// Bytes of the stack of positions to expand; positions past it wait in the group's set, untaken,
+    /// and are found again by a scan of the set.
+    max_stack_bytes: usize,
+    /// Positions of a group's set past which the group is searched again by levels
+    /// ([`search_by_levels`]), as when the memory runs out (tests set it low; it does not change the
+    /// count).
+    max_set_len: usize,
+    /// Codes a group searched by levels sorts in memory before it writes them as a run.
+    level_chunk: usize,
+    /// Free disk space the spill files must leave ([`Budget::Disk`]).
+    min_free_disk: u64,
+    /// Threads searching each layer's groups (the memory budget is shared out between them).
+    threads: usize,
+    /// A resumable search saves a checkpoint within a layer after a finished group when the last one is
+    /// this old (and at the end of each level of a group searched by levels).
+    save_every_ms: u64,
+}
+
+/// Positions of a group's set past which the group is searched again by levels. A set of hundreds of
+/// millions of positions is slow (every insertion a cache miss, and scans of the whole set for the
+/// positions left waiting when the stack was full), and a group that outgrows the memory loses its
+/// set's work: deal 982's largest group of layer 53 with 2 cells held its set for 20 minutes before it
+/// outgrew 10 GB and was searched again by levels. Up to this size the set is as fast as the levels
+/// (deal 20410 with 1 cell, largest group 25 million positions: 737 s with sets only and 10 GB, 754 s
+/// with this bound at 20 million and 4 GB), and a group that passes it loses at most this many
+/// positions' work.
+const MAX_SET_LEN: usize = 1 << 25;
+
+/// The free disk space a layered proof leaves: a write that would leave less ends the proof undecided.
+const MIN_FREE_DISK: u64 = 2 << 30;
+
+/// The counts of a whole search, between its layers.
+struct Totals {
+    /// Positions of finished groups.
+    done: u64,
+    expanded: u64,
+    res: LayeredResult,
+}

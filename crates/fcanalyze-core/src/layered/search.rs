@@ -1,0 +1,500 @@
+//! The layer loop of a layered proof ([`search`]): each layer's seeds merged from disk and shared out
+//! group by group between the threads ([`search_share`]), each thread with its context ([`Cx`]); the
+//! checkpoints at the start of each layer; the counts and peaks; the end (a proof, a win with its line,
+//! a budget).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+#[cfg(test)]
+use crate::error::Error;
+use crate::error::Result;
+use crate::layer::{progress, LAYERS};
+use crate::outcome::Budget;
+use crate::position::{Key, Layout, Position};
+use crate::prove::{signature, unpack, Rules};
+use crate::search::Limits;
+
+use super::chain::chain_to;
+use super::checkpoint::{identity, Checkpoint};
+use super::code::Frame;
+use super::context::{Cx, GroupEnd};
+use super::group::search_group;
+use super::levels::resume_by_levels;
+use super::merge::{LayerFile, Merge};
+use super::seeds::{lock, SeedBuf, Seeds, Spill};
+use super::spill::{io_error, level_number, SpillDir};
+use super::{Bounds, LayeredOutcome, LayeredResult, Totals};
+#[cfg(test)]
+use super::{KILL_AFTER, KILL_AT_ONCE, KILL_ON_FORGET};
+
+/// [`prove_layered`] within `bounds`, writing the seeds of later layers to disk every `flush_keys` keys,
+/// its files in `resume` (resumable) if given.
+pub(super) fn search(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+    flush_keys: usize,
+    bounds: Bounds,
+    resume: Option<&Path>,
+) -> Result<LayeredResult> {
+    let r = search_in(
+        layout, ncells, limits, max_memory, flush_keys, bounds, resume,
+    );
+    // A resumable search's files go when it decides; after an error, or when a budget ran out (the
+    // disk, the positions, the time), they stay, so that the search goes on from its last checkpoint
+    // once the cause is mended (a freed disk, a larger budget), not from the start.
+    if let (Ok(res), Some(dir)) = (&r, resume) {
+        if !matches!(res.outcome, LayeredOutcome::Undecided(_)) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    r
+}
+
+/// [`search`] before its files are removed: the start, then the layers in order.
+fn search_in(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+    flush_keys: usize,
+    bounds: Bounds,
+    resume: Option<&Path>,
+) -> Result<LayeredResult> {
+    let start = Instant::now();
+    let (mut p0, _) = Position::from_layout(layout, ncells)?;
+    p0.settle(None);
+    let rules = Rules::new(layout, ncells);
+    let root = *p0.key();
+    let flush_keys = flush_keys.max(1);
+    let ident = identity(&root, ncells, max_memory, flush_keys, &bounds);
+    let (dir, saved) = match resume {
+        Some(path) => {
+            let dir = SpillDir::at(path)?;
+            let saved = Checkpoint::load(&dir, &ident)?;
+            (dir, saved)
+        }
+        None => (SpillDir::create()?, None),
+    };
+    let before_ms = saved.as_ref().map_or(0.0, |c| c.elapsed_ms);
+    let res = LayeredResult {
+        outcome: LayeredOutcome::Unsolvable,
+        positions: 0,
+        peak_positions: 0,
+        peak_bytes: 0,
+        peak_parts: [0; 5],
+        peak_disk: 0,
+        elapsed_ms: 0.0,
+        chain: vec![],
+    };
+    if rules.is_sorted(&root) {
+        let mut res = res;
+        res.positions = 1;
+        res.chain = vec![root];
+        return Ok(finish(res, LayeredOutcome::Won, before_ms, start));
+    }
+    let threads = bounds.threads.max(1);
+    let spill = Spill::new(Seeds::new(bounds.max_kept, bounds.min_free_disk, dir)?);
+    // Each thread's share of the memory: its seeds' buffers, its stack, its group's set.
+    let bufs: Vec<SeedBuf> = (0..threads)
+        .map(|_| SeedBuf::new(flush_keys / threads))
+        .collect();
+    let mut p = Proof {
+        rules,
+        limits,
+        max_memory,
+        bounds,
+        threads,
+        spill,
+        bufs,
+        t: Totals {
+            done: 0,
+            expanded: 0,
+            res,
+        },
+        ident,
+        resumable: resume.is_some(),
+        start,
+        before_ms,
+    };
+    let first = match saved {
+        Some(c) => p.resume_from(c)?,
+        None => {
+            let first = progress(&root);
+            p.bufs[0].push(first, &root, None, &p.spill)?;
+            first
+        }
+    };
+    for layer in first..LAYERS {
+        if let Some(end) = p.layer(layer)? {
+            return Ok(end);
+        }
+    }
+    if lock(&p.spill).disk_low {
+        return Ok(p.finish(LayeredOutcome::Undecided(Budget::Disk)));
+    }
+    Ok(p.finish(LayeredOutcome::Unsolvable))
+}
+
+/// `r` with its outcome, and its time since `start` after `before_ms` (a resumed search's).
+fn finish(
+    mut r: LayeredResult,
+    outcome: LayeredOutcome,
+    before_ms: f64,
+    start: Instant,
+) -> LayeredResult {
+    r.outcome = outcome;
+    r.elapsed_ms = before_ms + start.elapsed().as_secs_f64() * 1e3;
+    r
+}
+
+/// A layered search between its layers: what each layer's search needs, and the counts so far.
+struct Proof {
+    rules: Rules,
+    limits: Limits,
+    max_memory: Option<usize>,
+    bounds: Bounds,
+    threads: usize,
+    spill: Spill,
+    /// Each thread's seeds of later layers.
+    bufs: Vec<SeedBuf>,
+    t: Totals,
+    /// The search's identity in its checkpoints.
+    ident: String,
+    resumable: bool,
+    start: Instant,
+    /// Milliseconds spent before a resumed search's checkpoint.
+    before_ms: f64,
+}
+
+/// How a thread's search of a layer ended ([`search_share`]), its positions expanded, its counts and
+/// peaks.
+type ThreadEnd = (Result<Option<GroupEnd>>, u64, LayeredResult);
+
+impl Proof {
+    /// The search's result so far, with `outcome`.
+    fn finish(&self, outcome: LayeredOutcome) -> LayeredResult {
+        finish(self.t.res.clone(), outcome, self.before_ms, self.start)
+    }
+
+    /// Go on from the layer checkpoint `c` was saved at, with its files and counts: that layer.
+    fn resume_from(&mut self, c: Checkpoint) -> Result<usize> {
+        let t = &mut self.t;
+        t.done = c.done;
+        t.expanded = c.expanded;
+        t.res.positions = c.done;
+        t.res.peak_positions = c.peak_positions;
+        t.res.peak_bytes = c.peak_bytes;
+        t.res.peak_parts = c.peak_parts;
+        t.res.peak_disk = c.peak_disk;
+        let s = &mut *lock(&self.spill);
+        (s.keep, s.kept, s.transient, s.disk) = (c.keep, c.kept, c.transient, c.disk);
+        for (l, written, runs) in c.layers {
+            s.written[l] = written;
+            s.runs[l] = runs;
+        }
+        for l in c.kept_layers {
+            let path = s.dir.kept(l);
+            s.written[l] = std::fs::metadata(&path)
+                .map_err(|e| io_error(&path, e))?
+                .len();
+        }
+        // Saved within the layer: the groups finished and searched by levels so far (their
+        // positions expanded), and level files numbered past theirs.
+        s.level_base = c
+            .by_levels
+            .iter()
+            .flat_map(|g| g.files())
+            .filter_map(|(name, _)| level_number(name))
+            .max()
+            .map_or(0, |n| n + 1);
+        (s.finished, s.by_levels) = (c.finished, c.by_levels);
+        t.expanded += s.credit();
+        Ok(c.layer)
+    }
+
+    /// Search `layer`; the search's result when it ends there.
+    fn layer(&mut self, layer: usize) -> Result<Option<LayeredResult>> {
+        let pending = |bufs: &[SeedBuf]| bufs.iter().any(|b| !b.buffers[layer].is_empty());
+        if self.resumable && (lock(&self.spill).written[layer] > 0 || pending(&self.bufs)) {
+            if let Some(end) = self.save_layer_start(layer)? {
+                return Ok(Some(end));
+            }
+        }
+        // The layer's seeds, group by group, merged from the sorted runs on disk: positions of one
+        // signature reach only each other within the layer, so each group is searched with a set of
+        // its own, dropped after. Each group goes to the first thread free for it.
+        for b in &mut self.bufs {
+            b.flush_layer(layer, &self.spill)?;
+        }
+        let Some(file) = lock(&self.spill).open_layer(layer)? else {
+            return Ok(None);
+        };
+        let (layer_done, ends) = self.share_out(layer, &file);
+        {
+            let s = &mut *lock(&self.spill);
+            s.layer_start = None;
+            s.finished.clear();
+            s.by_levels.clear();
+        }
+        self.add_up(layer_done, &ends);
+        self.end_of_layer(ends)
+    }
+
+    /// A resumable search's checkpoint at the start of `layer`, every buffer written (the base of the
+    /// ones saved within the layer); the search's result when seeds were dropped (no checkpoint of an
+    /// incomplete search).
+    fn save_layer_start(&mut self, layer: usize) -> Result<Option<LayeredResult>> {
+        for b in &mut self.bufs {
+            b.flush(&self.spill)?;
+        }
+        let mut s = lock(&self.spill);
+        s.sync()?;
+        if s.disk_low {
+            // Seeds were dropped: no checkpoint of an incomplete search.
+            drop(s);
+            return Ok(Some(self.finish(LayeredOutcome::Undecided(Budget::Disk))));
+        }
+        let elapsed = self.before_ms + self.start.elapsed().as_secs_f64() * 1e3;
+        let c = s.checkpoint(layer, &self.t, &self.ident, elapsed);
+        c.save(&s.dir.state())?;
+        // The base of the checkpoints saved within the layer.
+        let c = Checkpoint {
+            finished: vec![],
+            by_levels: vec![],
+            ..c
+        };
+        s.layer_start = Some((c, Instant::now()));
+        s.saved_at = Some(Instant::now());
+        #[cfg(test)]
+        if let Some(n) = KILL_AFTER.get() {
+            KILL_AFTER.set(n.checked_sub(1));
+            if n == 1 && KILL_AT_ONCE.get() {
+                return Err(Error::Io("killed (test)".into()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The groups of `layer` (its seeds in `file`) shared out between the threads: the positions of
+    /// the groups finished, and how each thread's share ended.
+    fn share_out(&mut self, layer: usize, file: &LayerFile) -> (u64, Vec<ThreadEnd>) {
+        let (rules, spill, t) = (&self.rules, &self.spill, &self.t);
+        let (limits, max_memory, bounds) = (self.limits, self.max_memory, self.bounds);
+        let (threads, start) = (self.threads, self.start);
+        let bufs = &mut self.bufs;
+        let layer_done = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let next_group = AtomicU64::new(0);
+        let share = |thread: usize, seeds: &mut SeedBuf, expanded: u64| {
+            let mut cx = Cx {
+                rules,
+                seeds,
+                spill,
+                thread,
+                limits,
+                max_memory: max_memory.map(|m| m / threads),
+                max_stack_bytes: bounds.max_stack_bytes / threads,
+                max_set_len: bounds.max_set_len,
+                level_chunk: bounds.level_chunk / threads,
+                save_every: std::time::Duration::from_millis(bounds.save_every_ms),
+                start,
+                layer,
+                before: t.done,
+                layer_done: &layer_done,
+                stop: &stop,
+                next_group: &next_group,
+                done: t.done,
+                expanded,
+                merge_bytes: 0,
+                kids: Vec::with_capacity(128),
+                codes: Vec::with_capacity(128),
+                // The thread's peaks in this layer.
+                res: LayeredResult {
+                    peak_positions: 0,
+                    peak_bytes: 0,
+                    peak_parts: [0; 5],
+                    ..t.res.clone()
+                },
+            };
+            let end = search_share(&mut cx, file);
+            if !matches!(end, Ok(None | Some(GroupEnd::Stopped))) {
+                stop.store(true, Ordering::Relaxed);
+            }
+            (end, cx.expanded, cx.res)
+        };
+        let ends = if threads == 1 {
+            vec![share(0, &mut bufs[0], t.expanded)]
+        } else {
+            std::thread::scope(|scope| {
+                let share = &share;
+                let running: Vec<_> = bufs
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(i, b)| {
+                        scope.spawn(move || share(i, b, if i == 0 { t.expanded } else { 0 }))
+                    })
+                    .collect();
+                running
+                    .into_iter()
+                    .map(|h| h.join().expect("a thread of the layered proof panicked"))
+                    .collect::<Vec<_>>()
+            })
+        };
+        (layer_done.into_inner(), ends)
+    }
+
+    /// The layer's counts: its groups' positions (`layer_done`), and the threads' peaks (their sums:
+    /// the threads' peaks may come at once).
+    fn add_up(&mut self, layer_done: u64, ends: &[ThreadEnd]) {
+        let t = &mut self.t;
+        t.done += layer_done;
+        t.expanded = ends.iter().map(|e| e.1).sum();
+        let mut positions = t.done;
+        let mut peak_bytes = 0;
+        let mut peak_parts = [0; 5];
+        for (_, _, r) in ends {
+            positions = positions.max(r.positions);
+            t.res.peak_positions = t.res.peak_positions.max(r.peak_positions);
+            t.res.peak_disk = t.res.peak_disk.max(r.peak_disk);
+            peak_bytes += r.peak_bytes;
+            for (p, q) in peak_parts.iter_mut().zip(r.peak_parts) {
+                *p += q;
+            }
+        }
+        if peak_bytes > t.res.peak_bytes {
+            (t.res.peak_bytes, t.res.peak_parts) = (peak_bytes, peak_parts);
+        }
+        t.res.positions = positions;
+    }
+
+    /// The search's result when the layer ended it (a win with its line, a budget, an error), in the
+    /// threads' order; `None` when every group of the layer was searched through.
+    fn end_of_layer(&self, ends: Vec<ThreadEnd>) -> Result<Option<LayeredResult>> {
+        let mut out = None;
+        for (end, _, _) in ends {
+            match end? {
+                None | Some(GroupEnd::Stopped) | Some(GroupEnd::Done(_)) => {}
+                Some(GroupEnd::Won { .. }) if lock(&self.spill).disk_low => {
+                    // Won, but the line may lead through seeds that were dropped.
+                    out = out.or(Some(Budget::Disk));
+                }
+                Some(GroupEnd::Won { target, tail, len }) => {
+                    // The line to it, found again backwards.
+                    let t = &self.t;
+                    let mut res = t.res.clone();
+                    res.positions = t.done + len as u64;
+                    let seeds = lock(&self.spill);
+                    res.chain = chain_to(&self.rules, &seeds, target, tail, self.max_memory)?;
+                    drop(seeds);
+                    let won = finish(res, LayeredOutcome::Won, self.before_ms, self.start);
+                    return Ok(Some(won));
+                }
+                Some(GroupEnd::Out(b)) => out = out.or(Some(b)),
+            }
+        }
+        Ok(out.map(|b| self.finish(LayeredOutcome::Undecided(b))))
+    }
+}
+
+/// This thread's share of the groups of the layer in `file` (each group goes to the first thread free
+/// for it), each searched with a set of its own and dropped after. `None` when every group was
+/// searched through; else how the thread's search of the layer ended: a win, a budget, or
+/// [`GroupEnd::Stopped`] when another thread ended first.
+pub(super) fn search_share(cx: &mut Cx, file: &LayerFile) -> Result<Option<GroupEnd>> {
+    let mut merge = Merge::open(file)?;
+    cx.merge_bytes = merge.memory();
+    // The groups are numbered in the merge's order (the same in every thread's merge); each thread
+    // claims the next number when it is free, and skips to that group.
+    let mut passed = 0u64;
+    let mut claim = cx.next_group.fetch_add(1, Ordering::Relaxed);
+    while let Some(h) = merge.peek_hash() {
+        passed += 1;
+        if passed <= claim {
+            while merge.next_in_group(h)?.is_some() {}
+            continue;
+        }
+        // The seeds of this hash: the first one's group is searched with them as they come, the seeds
+        // of other groups with the same hash (rare) are kept aside and searched after.
+        let mut aside: Vec<Key> = Vec::new();
+        let mut first = merge.next_in_group(h)?.map(|k| unpack(&k));
+        while let Some(seed) = first {
+            let sig = signature(&seed);
+            let mut rest = std::mem::take(&mut aside).into_iter();
+            let mut more = || -> Result<Option<Key>> {
+                for k in rest.by_ref() {
+                    if signature(&k) == sig {
+                        return Ok(Some(k));
+                    }
+                    aside.push(k);
+                }
+                while let Some(k) = merge.next_in_group(h)? {
+                    let k = unpack(&k);
+                    if signature(&k) == sig {
+                        return Ok(Some(k));
+                    }
+                    aside.push(k);
+                }
+                Ok(None)
+            };
+            cx.done = cx.before + cx.layer_done.load(Ordering::Relaxed);
+            // A group a checkpoint within the layer lists, finished or searched by levels so far.
+            let (finished, state) = {
+                let s = lock(cx.spill);
+                let listed = |g: u64, s: &[u64; 6]| (g, *s) == (claim, sig);
+                (
+                    s.finished
+                        .iter()
+                        .find(|f| listed(f.group, &f.sig))
+                        .map(|f| f.len),
+                    s.by_levels
+                        .iter()
+                        .find(|g| listed(g.group, &g.sig))
+                        .cloned(),
+                )
+            };
+            let end = match (finished, state) {
+                (Some(len), _) => {
+                    while more()?.is_some() {}
+                    GroupEnd::Done(len as usize)
+                }
+                (None, Some(state)) => resume_by_levels(cx, state, &Frame::of(&seed), &mut more)?,
+                (None, None) => search_group(cx, claim, seed, &mut more)?,
+            };
+            match end {
+                GroupEnd::Done(len) => {
+                    if finished.is_none() {
+                        cx.finished(claim, sig, len)?;
+                    }
+                    let res = &mut cx.res;
+                    res.peak_positions = res.peak_positions.max(len as u64);
+                    let done = cx.layer_done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
+                    res.positions = cx.before + done;
+                    if res.positions >= cx.limits.max_positions {
+                        return Ok(Some(GroupEnd::Out(Budget::Positions)));
+                    }
+                    if lock(cx.spill).disk_low {
+                        return Ok(Some(GroupEnd::Out(Budget::Disk)));
+                    }
+                    if cx.stop.load(Ordering::Relaxed) {
+                        return Ok(Some(GroupEnd::Stopped));
+                    }
+                    // Tests: killed after a group, its layer's file renamed and later layers' files
+                    // grown since the checkpoint.
+                    #[cfg(test)]
+                    if KILL_AFTER.get() == Some(0) || KILL_ON_FORGET.get() && !lock(cx.spill).keep {
+                        cx.seeds.flush(cx.spill)?;
+                        return Err(Error::Io("killed (test)".into()));
+                    }
+                }
+                end => return Ok(Some(end)),
+            }
+            first = (!aside.is_empty()).then(|| aside.remove(0));
+        }
+        claim = cx.next_group.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(None)
+}

@@ -1,0 +1,641 @@
+use super::*;
+use crate::layer::{progress, LAYERS};
+use crate::position::Position;
+use crate::prove::Rules;
+
+use super::code::{Frame, LEAN};
+use super::spill::{remove_orphans, SpillDir};
+use super::table::Table;
+
+fn kept(max_kept: u64) -> Bounds {
+    Bounds {
+        max_kept,
+        max_stack_bytes: usize::MAX,
+        max_set_len: usize::MAX,
+        level_chunk: 1 << 20,
+        min_free_disk: 0,
+        threads: 1,
+        // Checkpoints at the start of each layer only (and at the end of a level of a group
+        // searched by levels).
+        save_every_ms: u64::MAX,
+    }
+}
+
+/// Deal 11982's layered proof with 4 cells (its seeds flushed every 500 keys) within `limits`: with
+/// every finished layer's file kept for lines, and with none (the seeds written lean from the start).
+fn with_and_without_kept_files(limits: Limits) -> (LayeredResult, LayeredResult) {
+    let deal = Layout::deal(11982).unwrap();
+    let with = search(&deal, 4, limits, None, 500, kept(u64::MAX), None).unwrap();
+    let without = search(&deal, 4, limits, None, 500, kept(0), None).unwrap();
+    (with, without)
+}
+
+/// Places that differ by a pattern a linear fold of the high word onto the low one cancels (a card's
+/// places in the high word, and the two cards they line up with in the low one, changed together)
+/// get different hashes: with the old fold, all 16,384 of this family shared one.
+#[test]
+fn structured_places_spread_over_the_table() {
+    let n = 14;
+    let mut hashes: Vec<u64> = (0..1u32 << n)
+        .map(|mask| {
+            let mut places = 0u128;
+            for t in 0..n {
+                if mask >> t & 1 == 1 {
+                    places ^= (0b11u128 << (64 + 2 * t)) ^ (0b11u128 << (2 * t + 29));
+                }
+            }
+            Table::hash(places)
+        })
+        .collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    assert_eq!(hashes.len(), 1 << n);
+    let mut table = Table::new(104);
+    for mask in 0..1u32 << n {
+        let mut places = 0u128;
+        for t in 0..n {
+            if mask >> t & 1 == 1 {
+                places ^= (0b11u128 << (64 + 2 * t)) ^ (0b11u128 << (2 * t + 29));
+            }
+        }
+        assert!(table.insert(places, false));
+    }
+    assert_eq!(table.len, 1 << n);
+}
+
+/// A table keeps each position once, through its growth and its split into shards, and a scan
+/// takes every position inserted untaken exactly once, even when the table grows during the scan.
+/// Places of 62 bits (8-byte slots), 80 (11) and 104 (14).
+#[test]
+fn table_scans_take_every_waiting_position_once() {
+    for width in [62u32, 80, 104] {
+        let mut t = Table::new(width);
+        let mut waiting = std::collections::HashSet::new();
+        let mut x = 1u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Few distinct values, so that some come again; spread over the width.
+            let v = (x >> 42) as u128;
+            (v | v << (width - 22)) & ((1 << width) - 1)
+        };
+        let put = |t: &mut Table, waiting: &mut std::collections::HashSet<u128>, v: u128| {
+            let taken = v % 3 != 0;
+            let new = t.insert(v, taken);
+            if new && !taken {
+                waiting.insert(v);
+            }
+            new
+        };
+        let mut inserted = 0;
+        for _ in 0..1_200_000 {
+            inserted += put(&mut t, &mut waiting, next()) as usize;
+        }
+        assert!(inserted > 1_000_000 && inserted < 1_200_000, "{inserted}");
+        assert_eq!(t.len, inserted);
+        assert!(t.bits > 0, "the table split into shards");
+        let mut cursor = (0, 0);
+        let mut taken = 0;
+        while !waiting.is_empty() {
+            match t.take_next(&mut cursor) {
+                Some(v) => {
+                    assert!(waiting.remove(&v), "{v:x} taken twice, or never put");
+                    taken += 1;
+                    // Growth during the scan.
+                    if taken % 2 == 0 {
+                        inserted += put(&mut t, &mut waiting, next()) as usize;
+                        inserted += put(&mut t, &mut waiting, next()) as usize;
+                    }
+                }
+                None => cursor = (0, 0),
+            }
+        }
+        assert_eq!(t.len, inserted);
+        assert_eq!(t.take_next(&mut (0, 0)), None);
+        assert_eq!(t.lens.iter().sum::<usize>(), inserted);
+    }
+}
+
+/// Keys coded a word at a time (BMI2) give the places coded a card at a time, and decode back.
+#[test]
+fn codes_of_words_and_of_cards_agree() {
+    let mut kids = Vec::new();
+    let mut checked = 0;
+    for deal in 1..=40u64 {
+        let layout = Layout::deal(deal).unwrap();
+        let rules = Rules::new(&layout, 2);
+        let (mut p, _) = Position::from_layout(&layout, 2).unwrap();
+        p.settle(None);
+        // A walk of a few hundred moves, always the last child.
+        let mut key = *p.key();
+        for _ in 0..200 {
+            let f = Frame::of(&key);
+            let x = f.encode_cards(&key);
+            assert_eq!(f.decode_cards(x), key);
+            assert_eq!(f.encode(&key), x);
+            assert_eq!(f.decode(x), key);
+            checked += 1;
+            rules.children(&rules.decode(&key), &mut kids);
+            match kids.last() {
+                Some(k) if *k != [0; 3] => key = *k,
+                _ => break,
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
+
+/// The spill directory of a process that is gone is removed, a live process's is kept. In a
+/// directory of the test's own: a search elsewhere on the machine removes orphans of the system's
+/// temporary directory at any time.
+#[test]
+fn spill_directories_of_gone_processes_are_removed() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let base = std::env::temp_dir().join(format!("fcanalyze-test-orphans-{}", std::process::id()));
+    let orphan = base.join("fcanalyze-layered-999999999-1");
+    let live = base.join(format!("fcanalyze-layered-{}-1", std::process::id()));
+    for d in [&orphan, &live] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("layer-001.keys"), [0u8; 20]).unwrap();
+    }
+    remove_orphans(&base);
+    assert!(!orphan.exists());
+    assert!(live.join("layer-001.keys").exists());
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// A stack bounded to one position (the rest wait in the set and are found by scans) gives the
+/// same counts as an unbounded one.
+#[test]
+fn a_bounded_stack_counts_the_same() {
+    let limits = Limits {
+        max_positions: 300_000,
+        max_millis: None,
+    };
+    let small = Bounds {
+        max_kept: u64::MAX,
+        max_stack_bytes: 1,
+        max_set_len: usize::MAX,
+        level_chunk: 1 << 20,
+        min_free_disk: 0,
+        threads: 1,
+        save_every_ms: 0,
+    };
+    let deal = Layout::deal(11982).unwrap();
+    let r = search(&deal, 4, limits, None, 5000, small, None).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
+    assert_eq!(r.positions, 61_643);
+    let mut proofs = 0;
+    for deal in 1..=20u64 {
+        for k in [0usize, 1] {
+            let layout = Layout::deal(deal).unwrap();
+            let a = search(&layout, k, limits, None, 5000, kept(u64::MAX), None).unwrap();
+            let b = search(&layout, k, limits, None, 5000, small, None).unwrap();
+            if a.outcome == LayeredOutcome::Unsolvable {
+                assert_eq!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
+                assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
+                proofs += 1;
+            } else {
+                assert_ne!(b.outcome, LayeredOutcome::Unsolvable, "deal {deal} k={k}");
+            }
+        }
+    }
+    assert!(proofs > 10, "{proofs} proofs");
+}
+
+/// Groups searched by levels once their set passes a few bytes (as when the memory runs out) give
+/// the same counts as groups held in their sets, and the same win with its line.
+#[test]
+fn groups_searched_by_levels_count_the_same() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    for threads in [1, 2] {
+        // Two threads search by levels at once, each with files of its own.
+        let levels = Bounds {
+            max_kept: u64::MAX,
+            max_stack_bytes: usize::MAX,
+            max_set_len: 50,
+            level_chunk: 1000,
+            min_free_disk: 0,
+            threads,
+            save_every_ms: 0,
+        };
+        let deal = Layout::deal(11982).unwrap();
+        let r = search(&deal, 4, limits, None, 5000, levels, None).unwrap();
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+        let mut proofs = 0;
+        for deal in 1..=8u64 {
+            for k in [0usize, 1, 2] {
+                let layout = Layout::deal(deal).unwrap();
+                let a = search(&layout, k, limits, None, 5000, kept(u64::MAX), None).unwrap();
+                let b = search(&layout, k, limits, None, 5000, levels, None).unwrap();
+                assert_eq!(a.outcome, b.outcome, "deal {deal} k={k}");
+                if a.outcome == LayeredOutcome::Unsolvable {
+                    assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
+                    proofs += 1;
+                }
+            }
+        }
+        assert!(proofs > 8, "{proofs} proofs");
+        let mut late = Layout::deal(2).unwrap();
+        for col in late.columns.iter_mut() {
+            col.retain(|&c| crate::card::rank(c) >= 7);
+        }
+        late.foundations = [7; 4];
+        let r = search(&late, 0, limits, None, 100, levels, None).unwrap();
+        assert_eq!(r.outcome, LayeredOutcome::Won);
+        assert!(!r.chain.is_empty());
+    }
+}
+
+/// A search whose spill files would leave less free disk space than it must ends undecided for want
+/// of disk, not with an error; with the space, the same search is a proof.
+#[test]
+fn a_search_short_of_disk_is_undecided() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let deal = Layout::deal(11982).unwrap();
+    let mut bounds = kept(u64::MAX);
+    let r = search(&deal, 4, limits, None, 500, bounds, None).unwrap();
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    bounds.min_free_disk = u64::MAX / 4;
+    let r = search(&deal, 4, limits, None, 500, bounds, None).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
+    assert!(r.positions < 61_643);
+}
+
+/// A resumable search that runs out of a budget keeps its files: run again with the budget mended (a
+/// larger position budget, a freed disk) it goes on from its last checkpoint to the same proof, and
+/// its files go then.
+#[test]
+fn a_budget_keeps_the_files_of_a_resumable_search() {
+    let deal = Layout::deal(11982).unwrap();
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-budget-{}", std::process::id()));
+    let (few, all) = (
+        Limits {
+            max_positions: 20_000,
+            max_millis: None,
+        },
+        Limits {
+            max_positions: u64::MAX,
+            max_millis: None,
+        },
+    );
+    let r = search(&deal, 4, few, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Positions));
+    let layer = |dir: &Path| {
+        let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+        Checkpoint::parse(&text).unwrap().layer
+    };
+    // Its checkpoint is past the start's layer: a run again does not start over.
+    let first = layer(&dir);
+    let (mut start, _) = Position::from_layout(&deal, 4).unwrap();
+    start.settle(None);
+    assert!(first > progress(start.key()), "{first}");
+    // Short of disk: undecided, and the files stay.
+    DISK_SIZE.set(Some(1 << 16));
+    let r = search(&deal, 4, all, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+    DISK_SIZE.set(None);
+    assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
+    assert!(layer(&dir) >= first);
+    let r = search(&deal, 4, all, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    assert!(!dir.exists());
+}
+
+/// A disk too small for the files kept for lines and the later layers' seeds together: the kept files
+/// go, and the search goes on to the same proof; on a disk too small for the seeds alone, it ends
+/// undecided for want of disk.
+#[test]
+fn the_kept_files_go_before_the_disk_runs_out() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let deal = Layout::deal(11982).unwrap();
+    let (whole, without) = with_and_without_kept_files(limits);
+    assert!(
+        whole.peak_disk > without.peak_disk,
+        "{} {}",
+        whole.peak_disk,
+        without.peak_disk
+    );
+    let run = |size: u64| {
+        DISK_SIZE.set(Some(size));
+        let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), None).unwrap();
+        DISK_SIZE.set(None);
+        r
+    };
+    let r = run(without.peak_disk + (whole.peak_disk - without.peak_disk) / 2);
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    assert!(r.peak_disk < whole.peak_disk);
+    let r = run(without.peak_disk / 2);
+    assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
+    // Killed in the layer in which the kept files went (that layer's file then transient), the
+    // resumed search ends with the same proof.
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-forget-{}", std::process::id()));
+    let size = without.peak_disk + (whole.peak_disk - without.peak_disk) / 2;
+    DISK_SIZE.set(Some(size));
+    KILL_ON_FORGET.set(true);
+    let killed = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir));
+    KILL_ON_FORGET.set(false);
+    assert!(killed.is_err());
+    let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+    let c = Checkpoint::parse(&text).unwrap();
+    let sd = SpillDir(dir.clone(), true);
+    assert!(c.keep && c.kept_layers.iter().any(|&l| !sd.kept(l).exists()));
+    assert!(!sd.file(c.layer).exists() && sd.kept(LAYERS).exists());
+    let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+    DISK_SIZE.set(None);
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    assert!(!dir.exists());
+}
+
+/// Past the disk budget for lines the search goes on, with the same count, and a win comes without
+/// a line.
+#[test]
+fn lines_forgotten_past_the_disk_budget() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let deal = Layout::deal(11982).unwrap();
+    for max_kept in [0, 1 << 12, u64::MAX] {
+        let r = search(&deal, 4, limits, None, 500, kept(max_kept), None).unwrap();
+        assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
+        assert_eq!(r.positions, 61_643);
+    }
+    let mut late = Layout::deal(2).unwrap();
+    for col in late.columns.iter_mut() {
+        col.retain(|&c| crate::card::rank(c) >= 7);
+    }
+    late.foundations = [7; 4];
+    let with = search(&late, 0, limits, None, 100, kept(u64::MAX), None).unwrap();
+    let without = search(&late, 0, limits, None, 100, kept(1 << 12), None).unwrap();
+    assert_eq!(with.outcome, LayeredOutcome::Won);
+    assert_eq!(without.outcome, LayeredOutcome::Won);
+    assert_eq!(with.positions, without.positions);
+    assert!(!with.chain.is_empty());
+    assert!(without.chain.is_empty());
+}
+
+/// A resumable search killed at the start of a layer goes on from that layer's checkpoint when run
+/// again with the same directory, and ends as the search run at once does: the same count, and a
+/// line to the win from the files kept before the kill. A checkpoint of another search, or a torn
+/// one, is not resumed.
+#[test]
+fn a_killed_search_goes_on_from_its_checkpoint() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-resume-{}", std::process::id()));
+    let mut late = Layout::deal(2).unwrap();
+    for col in late.columns.iter_mut() {
+        col.retain(|&c| crate::card::rank(c) >= 7);
+    }
+    late.foundations = [7; 4];
+    for (layout, k, flush) in [(Layout::deal(11982).unwrap(), 4, 500), (late, 0, 100)] {
+        let whole = search(&layout, k, limits, None, flush, kept(u64::MAX), None).unwrap();
+        for (n, at_once) in [
+            (1, true),
+            (2, true),
+            (5, true),
+            (1, false),
+            (3, false),
+            (6, false),
+        ] {
+            KILL_AFTER.set(Some(n));
+            KILL_AT_ONCE.set(at_once);
+            let killed = search(&layout, k, limits, None, flush, kept(u64::MAX), Some(&dir));
+            KILL_AFTER.set(None);
+            KILL_AT_ONCE.set(true);
+            assert!(killed.is_err(), "killed at checkpoint {n}");
+            assert!(has_checkpoint(&dir));
+            let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+            let c = Checkpoint::parse(&text).unwrap();
+            assert_eq!(Checkpoint::parse(&c.to_text()), Some(c));
+            // Resumed with one thread or two: the checkpoint does not depend on them.
+            let threads = 1 + n % 2;
+            let b = Bounds {
+                threads,
+                ..kept(u64::MAX)
+            };
+            let r = search(&layout, k, limits, None, flush, b, Some(&dir)).unwrap();
+            assert_eq!(r.outcome, whole.outcome, "killed at checkpoint {n}");
+            if threads == 1 || whole.outcome == LayeredOutcome::Unsolvable {
+                // (A win's count depends on the groups the other thread searched by then.)
+                assert_eq!(r.positions, whole.positions, "killed at checkpoint {n}");
+            }
+            if whole.outcome == LayeredOutcome::Won {
+                assert!(!r.chain.is_empty());
+                assert_eq!(r.chain.first(), whole.chain.first());
+            }
+            assert!(!dir.exists(), "the files go when the search ends");
+        }
+    }
+    // Killed again after a resumption: the lines still reach the start.
+    let mut late = Layout::deal(2).unwrap();
+    for col in late.columns.iter_mut() {
+        col.retain(|&c| crate::card::rank(c) >= 7);
+    }
+    late.foundations = [7; 4];
+    let whole = search(&late, 0, limits, None, 100, kept(u64::MAX), None).unwrap();
+    for n in [2, 3] {
+        KILL_AFTER.set(Some(n));
+        assert!(search(&late, 0, limits, None, 100, kept(u64::MAX), Some(&dir)).is_err());
+    }
+    KILL_AFTER.set(None);
+    let r = search(&late, 0, limits, None, 100, kept(u64::MAX), Some(&dir)).unwrap();
+    assert_eq!((r.outcome, r.positions), (whole.outcome, whole.positions));
+    assert_eq!(r.chain.first(), whole.chain.first());
+    assert_eq!(r.chain.len(), whole.chain.len());
+    // A checkpoint without its files (brought to another machine alone), or with one cut short,
+    // starts afresh, to the same end.
+    let deal = Layout::deal(11982).unwrap();
+    for cut in [false, true] {
+        KILL_AFTER.set(Some(3));
+        assert!(search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).is_err());
+        KILL_AFTER.set(None);
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            if e.path() != dir.join(CHECKPOINT_FILE) {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(e.path())
+                    .unwrap();
+                if cut {
+                    f.set_len(f.metadata().unwrap().len() / 2).unwrap();
+                } else {
+                    std::fs::remove_file(e.path()).unwrap();
+                }
+            }
+        }
+        assert!(has_checkpoint(&dir));
+        let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 61_643)
+        );
+    }
+    // Another search's checkpoint, or a torn one, starts afresh.
+    let deal = Layout::deal(11982).unwrap();
+    KILL_AFTER.set(Some(3));
+    assert!(search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).is_err());
+    KILL_AFTER.set(None);
+    assert!(has_checkpoint(&dir));
+    let other = search(&deal, 3, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+    let fresh = search(&deal, 3, limits, None, 500, kept(u64::MAX), None).unwrap();
+    assert_eq!(other.positions, fresh.positions);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(CHECKPOINT_FILE),
+        "fcanalyze-layered-checkpoint/1\nidentity x\nlay",
+    )
+    .unwrap();
+    assert!(!has_checkpoint(&dir));
+    let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+    assert_eq!(r.positions, 61_643);
+    assert!(!dir.exists());
+}
+
+/// A resumable search killed within a layer, after a checkpoint saved at the end of a level of a
+/// group searched by levels or after a finished group, goes on from there: killed again after each
+/// such checkpoint it still ends (each run gets further), with the count of the search run at
+/// once, whatever the threads it is resumed with. The checkpoints list the groups, and their files.
+#[test]
+fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-within-{}", std::process::id()));
+    let levels = Bounds {
+        max_kept: u64::MAX,
+        max_stack_bytes: usize::MAX,
+        max_set_len: 300,
+        level_chunk: 1000,
+        min_free_disk: 0,
+        threads: 1,
+        save_every_ms: 30,
+    };
+    let mut late = Layout::deal(2).unwrap();
+    for col in late.columns.iter_mut() {
+        col.retain(|&c| crate::card::rank(c) >= 7);
+    }
+    late.foundations = [7; 4];
+    for (layout, k) in [(Layout::deal(11982).unwrap(), 4), (late, 0)] {
+        let whole = search(&layout, k, limits, None, 5000, levels, None).unwrap();
+        for every in [1, 3] {
+            let (mut runs, mut listed) = (0, [false; 2]);
+            let r = loop {
+                KILL_WITHIN.set(Some(every));
+                let threads = 1 + runs % 2;
+                let b = Bounds { threads, ..levels };
+                let r = search(&layout, k, limits, None, 5000, b, Some(&dir));
+                KILL_WITHIN.set(None);
+                runs += 1;
+                assert!(runs < 2000, "no progress after {runs} runs");
+                match r {
+                    Ok(r) => break r,
+                    Err(_) => {
+                        let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+                        let c = Checkpoint::parse(&text).unwrap();
+                        assert_eq!(Checkpoint::parse(&c.to_text()), Some(c.clone()));
+                        listed[0] |= !c.finished.is_empty();
+                        listed[1] |= !c.by_levels.is_empty();
+                        for g in &c.by_levels {
+                            for (name, len) in g.files() {
+                                let bytes = std::fs::metadata(dir.join(name)).unwrap().len();
+                                assert_eq!(bytes, len * CODE as u64);
+                            }
+                        }
+                    }
+                }
+            };
+            assert!(runs > 3, "{runs} runs");
+            assert_eq!(listed, [true, true]);
+            assert_eq!((r.outcome, r.positions), (whole.outcome, whole.positions));
+            if whole.outcome == LayeredOutcome::Won {
+                assert!(!r.chain.is_empty());
+            } else {
+                assert_eq!(r.positions, 61_643);
+            }
+            assert!(!dir.exists(), "the files go when the search ends");
+        }
+    }
+}
+
+/// Once the lines are forgotten (the files kept for them would pass their budget), the seeds are
+/// written lean, keys alone: the same proof on less disk, resumable from checkpoints that list runs
+/// of both kinds in one file.
+#[test]
+fn seeds_are_written_lean_once_the_lines_are_forgotten() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let deal = Layout::deal(11982).unwrap();
+    let (full, lean) = with_and_without_kept_files(limits);
+    assert_eq!(
+        (lean.outcome, lean.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    // Without the kept files, the later layers' seeds alone: at most LEAN / RECORD of the full size
+    // (and the full search keeps every finished layer besides).
+    assert!(
+        lean.peak_disk * RECORD as u64 <= full.peak_disk * LEAN as u64,
+        "{} {}",
+        lean.peak_disk,
+        full.peak_disk
+    );
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-lean-{}", std::process::id()));
+    let mut kinds = [false; 3];
+    for budget in [0, full.peak_disk / 4] {
+        for n in 1..12 {
+            KILL_AFTER.set(Some(n));
+            let r = search(&deal, 4, limits, None, 500, kept(budget), Some(&dir));
+            KILL_AFTER.set(None);
+            if r.is_ok() {
+                break;
+            }
+            let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+            let c = Checkpoint::parse(&text).unwrap();
+            assert_eq!(Checkpoint::parse(&c.to_text()), Some(c.clone()));
+            for (_, _, runs) in &c.layers {
+                let lean = runs.iter().filter(|r| r.1).count();
+                kinds[0] |= lean > 0 && lean == runs.len();
+                kinds[1] |= lean == 0;
+                kinds[2] |= lean > 0 && lean < runs.len();
+            }
+            let r = search(&deal, 4, limits, None, 500, kept(budget), Some(&dir)).unwrap();
+            assert_eq!(
+                (r.outcome, r.positions),
+                (LayeredOutcome::Unsolvable, 61_643)
+            );
+            assert!(!dir.exists());
+        }
+    }
+    assert_eq!(kinds, [true, true, true]);
+}

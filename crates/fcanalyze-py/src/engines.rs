@@ -1,0 +1,104 @@
+//! The core's searches as the Python functions run them, in plain Rust (no Python values): the engines
+//! of `solve` and `solve_deals`, a classification with its memory, checkpoint and threads, and the
+//! successors of a position.
+
+use std::path::PathBuf;
+
+use fccore::classify::{Classification, ClassifyLimits};
+use fccore::outcome::SearchResult;
+use fccore::position::{Layout, Move};
+use fccore::prove::Prover;
+use fccore::{Error, Limits, Position, Solver, Strategy};
+
+/// The engines of `solve` and `solve_deals`, kept from one deal to the next: the heuristic solver for
+/// `strategy="solve"`, and for `strategy="prove"` the lean prover, followed within its memory by the
+/// rest of the cascade ([`fccore::cascade::prove_bounded`]).
+#[derive(Default)]
+pub struct Engines {
+    solver: Option<Solver>,
+    prover: Option<Prover>,
+    /// The prover's memory; past it the layered proof takes over.
+    max_memory: Option<usize>,
+}
+
+impl Engines {
+    /// Engines whose prover holds at most `max_memory` bytes (`None`: no bound).
+    pub fn with_memory(max_memory: Option<usize>) -> Engines {
+        Engines {
+            max_memory,
+            ..Engines::default()
+        }
+    }
+
+    pub fn search(
+        &mut self,
+        layout: &Layout,
+        cells: usize,
+        strategy: Strategy,
+        limits: Limits,
+    ) -> Result<SearchResult, Error> {
+        match strategy {
+            Strategy::Prove => {
+                let prover = self.prover.get_or_insert_with(Prover::new);
+                prover.max_memory = self.max_memory;
+                let solver = self.solver.get_or_insert_with(Solver::new);
+                fccore::cascade::prove_bounded(prover, solver, layout, cells, limits, None)
+            }
+            _ => self
+                .solver
+                .get_or_insert_with(Solver::new)
+                .search(layout, cells, strategy, limits),
+        }
+    }
+}
+
+/// How `classify` runs: the prover's memory, where layered proofs keep resumable files, and the threads
+/// of a layered proof.
+pub struct ClassifyRun {
+    pub max_memory: Option<usize>,
+    pub checkpoint_dir: Option<PathBuf>,
+    pub threads: usize,
+}
+
+impl ClassifyRun {
+    /// Classify `layout` with 0..=`max_cells` free cells within `limits`.
+    pub fn classify(
+        self,
+        layout: &Layout,
+        max_cells: usize,
+        limits: ClassifyLimits,
+    ) -> Result<Classification, Error> {
+        let mut classifier = fccore::classify::Classifier::new();
+        classifier.prover.max_memory = self.max_memory;
+        classifier.checkpoint_dir = self.checkpoint_dir;
+        classifier.prover.layered_threads = self.threads.max(1);
+        classifier.classify(layout, max_cells, limits)
+    }
+}
+
+/// A move, the automatic moves after it, and the layout it leads to.
+pub type Successor = (Move, Vec<Move>, Layout);
+
+/// The search's view of `layout` with `cells` free cells: the automatic moves that settle it, the
+/// settled layout, and every move the search generates from there ([`Successor`]).
+pub fn successors(
+    layout: &Layout,
+    cells: usize,
+) -> Result<(Vec<Move>, Layout, Vec<Successor>), Error> {
+    let (mut p, origin) = Position::from_layout(layout, cells)?;
+    let mut autos = Vec::new();
+    p.settle(Some(&mut autos));
+    let mut moves = Vec::new();
+    p.moves(&mut moves);
+    let next = moves
+        .iter()
+        .map(|&m| {
+            let mut q = p;
+            q.apply(m, &origin);
+            let mut log = Vec::new();
+            q.settle(Some(&mut log));
+            (m, log, q.layout())
+        })
+        .collect();
+    Ok((autos, p.layout(), next))
+}
