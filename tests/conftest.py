@@ -44,7 +44,7 @@ def run_cli(*args: str, input: str | None = None, timeout: float = 300, cwd: Pat
 
 
 def load_vectors() -> dict[int, list[list[str]]]:
-    """SPEC's deal vectors (a copy of ../shared/vectors/deals.txt)."""
+    """SPEC's deal vectors (docs/spec.md §1: pinned layouts at both ends of the deal range)."""
     out = {}
     for line in (DATA / "deals.txt").read_text().splitlines():
         if line.startswith("#") or not line.strip():
