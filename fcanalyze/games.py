@@ -56,6 +56,7 @@ def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
         raise ValueError(f"{out} holds no analyze run (run `fcanalyze analyze RANGE --out {out}` first)")
     if not run.get("complete"):
         raise ValueError(f"the run in {out} is not complete; re-run the same analyze command to finish it")
+    runfile.verify(out, run)
     if run["config"]["max_cells"] < 4:
         raise ValueError(
             f"the run in {out} searched only up to {run['config']['max_cells']} cells; classes need 4"

@@ -124,6 +124,7 @@ def _open_run_file(
             runfile.check_compatible(out, existing, {**identity, "config": existing["config"]})
             runfile.raise_budgets(existing, config, raised)
         runfile.check_compatible(out, existing, identity)
+        runfile.check_derived_tables(out, existing)
         atomic.remove_stale_temporaries(out)
         run_file = existing
     else:
@@ -147,7 +148,7 @@ def _resume(
     """The records the task of `block` starts from, or None when its shard is complete and stays as it is
     (with `redo_undecided`, a complete shard is computed again if a budget left any of its deals open)."""
     entry = run_file["shards"].get(block)
-    complete = entry is not None and runfile.shard_is_complete(out, block, entry)
+    complete = entry is not None and runfile.shard_is_complete(out, block, entry, job.name)
     decided = job.decided_records(out, block) if complete and redo_undecided and job.decided_records else None
     if complete:
         if decided is not None:  # a deal may have its class but not its exact min_cells
