@@ -8,18 +8,27 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import run_cli
-from test_pipeline import assert_same_tables
+from test_pipeline import assert_same_tables, frames
 
 from fcanalyze import journal, runfile, shards
 
 #: Quick, deterministic runs: two shards of two deals.
 SMALL = ["--max-positions", "500000", "--shard-size", "2", "--workers", "1", "--quiet"]
+BIG_SHARDS = ["--max-positions", "500000", "--workers", "1", "--quiet"]
 
 
 def analyze(out: Path, *extra: str, range_text: str = "1-4"):
     return run_cli("analyze", range_text, "--out", str(out), *SMALL, *extra)
+
+
+def assert_same_rows(a: Path, b: Path) -> None:
+    """The same rows (but for measured times), whatever the shards."""
+    fa, fb = frames(a), frames(b)
+    for name in fa:
+        pd.testing.assert_frame_equal(fa[name], fb[name], check_exact=True)
 
 
 def one_line(stderr: str) -> str:
@@ -93,3 +102,133 @@ def test_a_run_file_lists_what_verifies(small_run):
     run = runfile.read(small_run)
     runfile.verify(small_run, run)
     assert json.loads((small_run / "run.json").read_text())["complete"]
+
+
+def copy_run(src: Path, dst: Path) -> Path:
+    for p in src.rglob("*"):
+        if p.is_file():
+            (dst / p.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+            (dst / p.relative_to(src)).write_bytes(p.read_bytes())
+    return dst
+
+
+def snapshot(out: Path) -> dict[str, tuple[int, bytes]]:
+    return {
+        str(p.relative_to(out)): (p.stat().st_mtime_ns, p.read_bytes()) for p in out.rglob("*") if p.is_file()
+    }
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--max-positions", "99999999999999999999999"),
+        ("--max-positions", str(2**64)),
+        ("--time-limit", str(2**64)),
+        ("--max-memory", str(2**44)),
+    ],
+)
+def test_a_bad_budget_writes_nothing(tmp_path, small_run, option, value):
+    """A budget past the core's 64-bit limits is refused before anything is written, and the directory
+    serves the corrected command."""
+    out = tmp_path / "d"
+    r = run_cli("analyze", "1-4", "--out", str(out), *SMALL, option, value)
+    assert r.returncode == 2, r.stderr
+    assert option in one_line(r.stderr)
+    assert not (out / "run.json").exists()
+    r = analyze(out)
+    assert r.returncode == 0, r.stderr
+    assert_same_tables(small_run, out)
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_a_crashed_first_invocation_does_not_lock_the_directory(tmp_path, small_run):
+    """The first task crashes once the run file is written (as a core error in a worker would): the
+    directory holds no work, so the original command and a corrected one can both use it."""
+    from fcanalyze import runner
+    from fcanalyze.engines import SerialEngine
+    from fcanalyze.jobs import analyze as analyze_job
+
+    class Crashing(SerialEngine):
+        def run(self, fn, tasks, on_progress, on_record=None):
+            for _task in tasks:
+                raise _Crash
+            yield from ()
+
+    for i, config in enumerate(
+        [
+            analyze_job.config(max_positions=123, shard_size=2),
+            analyze_job.config(max_positions=500000, shard_size=2),
+        ]
+    ):
+        out = tmp_path / f"d{i}"
+        with pytest.raises(_Crash):
+            runner.run("analyze", [(1, 4)], out, Crashing(), config)
+        assert runfile.read(out)["shards"] == {} and not runfile.read(out)["complete"]
+        (out / ".run.json.x.tmp").write_text("")  # a killed writer's temporary file
+        r = analyze(out)  # the config of the second crash is the command's own, that of the first is not
+        assert r.returncode == 0, r.stderr
+        assert_same_tables(small_run, out)
+
+
+def test_a_stopped_run_over_every_deal_starts_at_once_and_leaves_the_directory_usable(tmp_path, small_run):
+    """`analyze 1-8589934591` plans lazily: its first deals are done within seconds, in little memory.
+    Stopped before its first shard of 1,000 deals is finished, its directory serves the corrected range,
+    which keeps the deals already journaled there."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import psutil
+    from conftest import fcanalyze_command, sigint_as_in_a_terminal
+
+    out = tmp_path / "d"
+    proc = subprocess.Popen(
+        [*fcanalyze_command(), "analyze", "1-8589934591", "--out", str(out), *BIG_SHARDS],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal,
+    )
+    deadline = time.monotonic() + 60
+    rss = 0
+    while time.monotonic() < deadline and not (out / "run.json").exists():
+        rss = max(rss, psutil.Process(proc.pid).memory_info().rss)
+        time.sleep(0.05)
+    assert (out / "run.json").exists(), "no task started within a minute"
+    time.sleep(2)
+    rss = max(rss, psutil.Process(proc.pid).memory_info().rss)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and one_line(stderr) == "fcanalyze: interrupted", stderr
+    assert rss < 400 * 2**20, rss
+    assert runfile.read(out)["deals"] == 8589934591
+    journaled = journal.read(journal.path(out, "0000000001-0000001000"))
+    r = run_cli("analyze", "1-4", "--out", str(out), *BIG_SHARDS)  # the same options
+    assert r.returncode == 0, r.stderr
+    assert_same_rows(small_run, out)
+    assert not (out / journal.DIR).exists()
+    if journaled:  # the deals journaled by the stopped run were kept: their measured times stay
+        times = pd.read_parquet(out / "searches").set_index(["deal", "cells"])["elapsed_ms"]
+        for record in journaled:
+            if record["deal"] <= 4:
+                for s in record["searches"]:
+                    assert times[(s["deal"], s["cells"])] == s["elapsed_ms"]
+
+
+def test_redo_undecided_with_nothing_to_redo_changes_nothing(tmp_path, small_run):
+    out = copy_run(small_run, tmp_path / "d")
+    assert runfile.read(out)["counts"]["undecided"] == 0
+    before = snapshot(out)
+    args = ["analyze", "1-4", "--out", str(out), *SMALL[:-1]]
+    r = run_cli(*args[:5], "600000", *args[6:], "--redo-undecided")
+    assert r.returncode == 0, r.stderr
+    assert "(0 shards computed, 2 already done)" in r.stdout
+    assert snapshot(out) == before  # no budget raise recorded, no file rewritten
+    r = run_cli(*args)
+    assert r.returncode == 0 and "(0 shards computed, 2 already done)" in r.stdout, r.stderr
+    assert snapshot(out) == before
