@@ -20,10 +20,16 @@ Within a block, ``analyze`` sends a record per finished deal; the parent appends
 only the deals it lacks (one deal of 1,000 can take hours). The journal goes once the block's files are
 written. ``--redo-undecided`` seeds it with the finished block's decided deals, so only the deals a budget
 left open are searched again; with nothing left open it changes nothing.
+
+A full disk ends the run with `DiskFull` (one line naming the disk): what was finished stays, and the
+same command resumes once there is space.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -42,6 +48,10 @@ JOBS: dict[str, Job] = {job.name: job for job in (analyze.JOB, verify.JOB)}
 MAX_PIECE = 50
 #: Pieces per worker over a small range: enough to even out deals of different lengths.
 PIECES_PER_WORKER = 8
+
+
+class DiskFull(ValueError):
+    """The disk of the output directory is full: one line naming it; the run resumes once there is space."""
 
 
 def blocks(
@@ -208,8 +218,16 @@ def run(
     and the journaled deals of unfinished ones). With `redo_undecided`, the deals a budget left open in
     finished shards are searched again (with this version's searches, and with larger budgets if given:
     the run file records each raise in ``budgets_raised``), and each such shard is replaced atomically once
-    recomputed. Raises `ValueError` (one line) for a directory it cannot use."""
-    return _run(JOBS[job_name], spans, Path(out), engine, config, on_progress, on_skip, redo_undecided)
+    recomputed. Raises `ValueError` (one line) for a directory it cannot use, `DiskFull` when the disk
+    fills up."""
+    job = JOBS[job_name]
+    out = Path(out)
+    try:
+        return _run(job, spans, out, engine, config, on_progress, on_skip, redo_undecided)
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFull(_disk_full_message(out, e)) from None
+        raise
 
 
 def _run(
@@ -472,3 +490,26 @@ def _finish(job: Job, out: Path, run_file: dict[str, Any], result: RunResult) ->
     }
     run_file["complete"] = True
     runfile.write(out, run_file)
+
+
+def _disk_full_message(out: Path, e: OSError) -> str:
+    """One line naming the full disk: the mount point and device of `out`, and its free space."""
+    where = out if out.exists() else out.parent
+    mount = where.resolve()
+    while not os.path.ismount(mount):
+        mount = mount.parent
+    device = "?"
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[1] == str(mount):
+                    device = parts[0]
+    except OSError:
+        pass
+    free = shutil.disk_usage(mount).free
+    what = f" writing {e.filename}" if e.filename else ""
+    return (
+        f"no space left on the disk of {out} ({device} on {mount}, {free:,} bytes free){what}; "
+        "what was finished is kept: free some space and run the same command again to resume"
+    )

@@ -1,0 +1,65 @@
+"""Faults a long run meets: its parent killed, a full disk, a proof past its memory budget.
+
+Each case runs the installed command as a user would and asserts its exit code and its stderr.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from conftest import run_cli
+from test_outdir import one_line
+from test_pipeline import assert_same_tables
+
+from fcanalyze import runfile
+
+QUICK = ["--max-positions", "500000", "--workers", "2", "--quiet"]
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB tmpfs of its own (skipped where mounting is not permitted)."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    try:
+        r = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, timeout=30
+        )
+    except OSError as e:
+        pytest.skip(f"cannot mount a tmpfs here: {e}")
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=30)
+
+
+@pytest.mark.slow
+def test_a_full_disk_ends_with_one_line_and_the_run_resumes(tmp_path, small_disk):
+    """The disk fills up mid-run: one line naming the disk, exit 2 (the output directory cannot take the
+    run: something the user fixes, not a bug), the shards finished so far kept and intact. With the
+    space freed, the same command resumes to the tables of an undisturbed run."""
+    args = ["analyze", "1-40", "--shard-size", "8", *QUICK]
+    ref = tmp_path / "ref"
+    r = run_cli(*args, "--out", str(ref))
+    assert r.returncode == 0, r.stderr
+    needed = sum(-(-p.stat().st_size // 4096) * 4096 for p in ref.rglob("*") if p.is_file())
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (shutil.disk_usage(small_disk).free - needed * 6 // 10))
+    out = small_disk / "out"
+    r = run_cli(*args, "--out", str(out))
+    assert r.returncode == 2, r.stderr
+    line = one_line(r.stderr)
+    assert f"no space left on the disk of {out} (tmpfs on {small_disk}," in line, line
+    assert "run the same command again to resume" in line
+    run = runfile.read(out)
+    assert run is not None and not run["complete"] and run["shards"], "no shard was finished"
+    runfile.verify(out, run)  # what was finished is intact
+    done = len(run["shards"])
+    filler.unlink()
+    r = run_cli(*[a for a in args if a != "--quiet"], "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"{done} already done" in r.stdout
+    assert_same_tables(ref, out)
+    assert not list(out.rglob("*.tmp"))
