@@ -6,16 +6,52 @@ Each case runs the installed command as a user would and asserts its exit code a
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
+import time
 
+import psutil
 import pytest
-from conftest import run_cli
+from conftest import fcanalyze_command, run_cli
 from test_outdir import one_line
 from test_pipeline import assert_same_tables
 
-from fcanalyze import runfile
+from fcanalyze import journal, runfile
 
 QUICK = ["--max-positions", "500000", "--workers", "2", "--quiet"]
+
+
+def test_workers_print_nothing_when_their_parent_is_killed(tmp_path):
+    """kill -9 of the parent while both workers send records: the workers see the broken pipe and exit
+    without a word (no BrokenPipeError traceback on the terminal they share with it)."""
+    out = tmp_path / "o"
+    with open(tmp_path / "stderr", "w") as err:
+        proc = subprocess.Popen(
+            [*fcanalyze_command(), "analyze", "1-3000", "--out", str(out), *QUICK],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        parent = psutil.Process(proc.pid)
+        path = journal.path(out, "0000000001-0000001000")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(journal.read(path)) < 20:
+            time.sleep(0.05)
+        workers = parent.children(recursive=True)
+        assert len(journal.read(path)) >= 20 and workers, "the workers did not start"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        _, alive = psutil.wait_procs(workers, timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert not [p for p in alive if _running(p)], alive
+    assert (tmp_path / "stderr").read_text() == ""
+
+
+def _running(p: psutil.Process) -> bool:
+    """Whether `p` still runs (a zombie has exited: init reaps it in its own time)."""
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 @pytest.fixture

@@ -66,6 +66,17 @@ def _worker_main(conn: Any, fn: TaskFn, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The core releases the GIL while it searches, so this thread runs during a proof too.
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    try:
+        _serve(conn, fn)
+    except (EOFError, OSError):
+        # The pipe to the parent broke (a BrokenPipeError, an EOF): the parent is gone, killed, and
+        # nobody reads what this worker would say. Exit without a traceback on the terminal it shared.
+        os._exit(1)
+
+
+def _serve(conn: Any, fn: TaskFn) -> None:
+    """Run the tasks the parent sends until it sends None. A task's error goes to the parent; a broken
+    pipe (the parent gone, even mid-task, when `report` sends) raises out of here."""
     while True:
         msg = conn.recv()
         if msg is None:
