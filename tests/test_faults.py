@@ -8,8 +8,10 @@ from __future__ import annotations
 import shutil
 import signal
 import subprocess
+import sys
 import time
 
+import pandas as pd
 import psutil
 import pytest
 from conftest import fcanalyze_command, run_cli
@@ -99,3 +101,38 @@ def test_a_full_disk_ends_with_one_line_and_the_run_resumes(tmp_path, small_disk
     assert f"{done} already done" in r.stdout
     assert_same_tables(ref, out)
     assert not list(out.rglob("*.tmp"))
+
+
+#: What a worker may hold beyond its --max-memory: the interpreter with pyarrow and the core (about
+#: 120 MiB in a worker that has proved nothing) and the proof's own overshoot (33 MiB measured for the
+#: whole 64 MiB proof of deal 10996 with 1 cell, 45 MiB at 256 MiB).
+MEMORY_ALLOWANCE_MB = 192
+
+
+@pytest.mark.slow
+def test_a_proof_stays_within_its_memory_budget(tmp_path):
+    """Deal 10996 with 1 cell needs 15,320,573 positions: past 64 MiB the prover hands over to the layered
+    proof, which keeps to the budget (stopped here at 5 million positions to keep the test short; the
+    peak comes early). The peak RSS of every process of the run stays within the budget plus the
+    stated allowance."""
+    budget = 64
+    measure = (
+        "import resource, subprocess, sys\n"
+        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "sys.stderr.write(r.stderr)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "sys.exit(r.returncode)\n"
+    )
+    out = tmp_path / "o"
+    args = ["analyze", "10996", "--out", str(out), "--max-memory", str(budget), "--shard-size", "1"]
+    r = subprocess.run(
+        [sys.executable, "-c", measure, *fcanalyze_command(), *args, *QUICK[:1], "5000000", *QUICK[2:]],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    peak_mb = int(r.stdout) / 1024
+    searches = pd.read_parquet(out / "searches").set_index("cells")
+    assert (searches.loc[1, "outcome"], searches.loc[1, "exhausted"]) == ("undecided", "positions")
+    assert peak_mb <= budget + MEMORY_ALLOWANCE_MB, f"peak RSS {peak_mb:.0f} MiB"
