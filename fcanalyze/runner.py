@@ -75,11 +75,6 @@ def blocks(
         yield shards.block_name(current * shard_size + 1, (current + 1) * shard_size), tuple(inside)
 
 
-def plan(spans: list[tuple[int, int]], shard_size: int) -> list[tuple[str, tuple[tuple[int, int], ...]]]:
-    """Every block of `spans` as a list (see `blocks`, which a run uses)."""
-    return list(blocks(spans, shard_size))
-
-
 def piece_size(deals: int, workers: int, shard_size: int) -> int:
     """Deals per task: a whole block for one worker, else pieces small enough that every worker gets
     several pieces of a range of `deals` deals (`PIECES_PER_WORKER`), at most `MAX_PIECE`."""

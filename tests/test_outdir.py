@@ -232,3 +232,22 @@ def test_redo_undecided_with_nothing_to_redo_changes_nothing(tmp_path, small_run
     r = run_cli(*args)
     assert r.returncode == 0 and "(0 shards computed, 2 already done)" in r.stdout, r.stderr
     assert snapshot(out) == before
+
+
+def test_blocks_and_pieces_are_made_on_the_fly():
+    """Every deal's range gives its first block at once; pieces cover a block's deals in order."""
+    from fcanalyze import runner
+    from fcanalyze.deals import MAX_DEAL
+
+    first = next(runner.blocks([(1, MAX_DEAL)], 1000))
+    assert first == ("0000000001-0000001000", ((1, 1000),))
+    assert list(runner.blocks([(1, 3), (5, 12), (20, 20)], 4)) == [
+        ("0000000001-0000000004", ((1, 3),)),
+        ("0000000005-0000000008", ((5, 8),)),
+        ("0000000009-0000000012", ((9, 12),)),
+        ("0000000017-0000000020", ((20, 20),)),
+    ]
+    assert runner.split(((1, 3), (5, 12)), 5) == [((1, 3), (5, 6)), ((7, 11),), ((12, 12),)]
+    assert runner.piece_size(200, 2, 1000) == 13  # 16 pieces for 2 workers
+    assert runner.piece_size(10**9, 2, 1000) == runner.MAX_PIECE
+    assert runner.piece_size(200, 1, 1000) == 1000  # one worker: whole blocks
