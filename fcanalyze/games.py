@@ -146,7 +146,10 @@ def write(
     doc = build(out, generated)
     validate(doc)
     path = Path(path) if path else Path(out) / "manifest.json"
-    atomic.write_text(path, dumps(doc))
+    try:
+        atomic.write_text(path, dumps(doc))
+    except OSError as e:  # -o under a file, a full disk: one line, not a traceback
+        raise ValueError(f"cannot write the manifest to {path}: {atomic.why_not_writable(path, e)}") from None
     return path, doc
 
 

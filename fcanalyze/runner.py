@@ -213,8 +213,8 @@ def run(
     and the journaled deals of unfinished ones). With `redo_undecided`, the deals a budget left open in
     finished shards are searched again (with this version's searches, and with larger budgets if given:
     the run file records each raise in ``budgets_raised``), and each such shard is replaced atomically once
-    recomputed. Raises `ValueError` (one line) for a directory it cannot use, `DiskFull` when the disk
-    fills up."""
+    recomputed. Raises `ValueError` (one line) for a directory it cannot use or whose files are damaged,
+    `DiskFull` when the disk fills up."""
     job = JOBS[job_name]
     out = Path(out)
     try:
@@ -222,6 +222,9 @@ def run(
     except OSError as e:
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise DiskFull(_disk_full_message(out, e)) from None
+        if e.filename is not None:  # the directory cannot be made, written or read (under a file, in /proc)
+            why = atomic.why_not_writable(Path(e.filename), e)
+            raise ValueError(f"cannot use {out} as the output directory: {why}") from None
         raise
 
 

@@ -251,3 +251,19 @@ def test_blocks_and_pieces_are_made_on_the_fly():
     assert runner.piece_size(200, 2, 1000) == 13  # 16 pieces for 2 workers
     assert runner.piece_size(10**9, 2, 1000) == runner.MAX_PIECE
     assert runner.piece_size(200, 1, 1000) == 1000  # one worker: whole blocks
+
+
+def test_an_output_that_cannot_be_written_is_one_line(tmp_path, small_run):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine")
+    for args in (
+        ["analyze", "1-2", "--out", str(a_file / "out"), *SMALL],
+        ["analyze", "1-2", "--out", "/proc/fcanalyze-out", *SMALL],
+        ["verify-unsolvable", "1-2", "--out", str(a_file / "out"), "--workers", "1", "--quiet"],
+        ["manifest", str(small_run), "-o", str(a_file / "m.json")],
+    ):
+        r = run_cli(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        line = one_line(r.stderr)
+        assert str(a_file) in line or "/proc/fcanalyze-out" in line, line
+    assert a_file.read_text() == "mine"
