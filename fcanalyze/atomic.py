@@ -60,6 +60,17 @@ def write_json(path: Path, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=1) + "\n")
 
 
+def why_not_writable(path: Path, e: OSError) -> str:
+    """A few words on why `path` could not be written: a file where a directory is needed (``mkdir``
+    then says "File exists" or "Not a directory"), or the error's own text."""
+    for parent in Path(path).absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is not a directory"
+            break
+    return f"{e.strerror or e}: {e.filename}" if e.filename else str(e.strerror or e)
+
+
 def remove_stale_temporaries(out: Path) -> int:
     """Remove the temporary files a killed run left behind in `out` and its directories (never read,
     since a file only takes its name once complete). Returns how many."""

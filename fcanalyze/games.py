@@ -56,6 +56,7 @@ def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
         raise ValueError(f"{out} holds no analyze run (run `fcanalyze analyze RANGE --out {out}` first)")
     if not run.get("complete"):
         raise ValueError(f"the run in {out} is not complete; re-run the same analyze command to finish it")
+    runfile.verify(out, run)
     if run["config"]["max_cells"] < 4:
         raise ValueError(
             f"the run in {out} searched only up to {run['config']['max_cells']} cells; classes need 4"
@@ -145,7 +146,10 @@ def write(
     doc = build(out, generated)
     validate(doc)
     path = Path(path) if path else Path(out) / "manifest.json"
-    atomic.write_text(path, dumps(doc))
+    try:
+        atomic.write_text(path, dumps(doc))
+    except OSError as e:  # -o under a file, a full disk: one line, not a traceback
+        raise ValueError(f"cannot write the manifest to {path}: {atomic.why_not_writable(path, e)}") from None
     return path, doc
 
 

@@ -4,7 +4,8 @@ of the layered proofs in progress (``OUT/journal/layered/DEAL``).
 
 A record is flushed as soon as it is appended (a killed process loses nothing) and fsynced within
 `SYNC` seconds (a crash of the machine loses at most that much work). A block's journal goes once its
-shard is written.
+shard is written. A journal reopened for appending first loses its torn tail (the half line a killed
+writer or a full disk left), so that the records appended after it can be read.
 """
 
 from __future__ import annotations
@@ -51,6 +52,32 @@ def read(path: Path) -> list[dict[str, Any]]:
     return list(found.values())
 
 
+def _cut_torn_tail(path: Path) -> None:
+    """Truncate `path` after its last newline: the half record a killed writer or a full disk left would
+    otherwise hide every record appended after it (`read` stops there)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with open(path, "rb+") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        keep, block = 0, 1 << 16
+        end = size
+        while end > 0:
+            start = max(0, end - block)
+            f.seek(start)
+            i = f.read(end - start).rfind(b"\n")
+            if i >= 0:
+                keep = start + i + 1
+                break
+            end = start
+        f.truncate(keep)
+
+
 class Journals:
     """Append-only journals of records, one file per block, opened on first use."""
 
@@ -64,6 +91,7 @@ class Journals:
         if f is None:
             p = path(self.out, block)
             p.parent.mkdir(parents=True, exist_ok=True)
+            _cut_torn_tail(p)
             f = self.files[block] = open(p, "a", encoding="utf-8")  # noqa: SIM115 - kept open
         f.write(json.dumps(record, separators=(",", ":")) + "\n")
         f.flush()
@@ -83,11 +111,22 @@ class Journals:
         path(self.out, block).unlink(missing_ok=True)
 
     def close(self) -> None:
+        """Flush, sync and close every journal. On a full disk a record may stay half written (the next
+        run cuts it off); every file is closed all the same, and the first error is raised."""
+        error: OSError | None = None
         for f in self.files.values():
-            f.flush()
-            os.fsync(f.fileno())
-            f.close()
+            try:
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError as e:
+                error = error or e
+            try:
+                f.close()
+            except OSError as e:  # the buffer it could not flush
+                error = error or e
         self.files.clear()
         for d in (scratch(self.out), self.out / DIR):
             if d.is_dir() and not any(d.iterdir()):
                 d.rmdir()
+        if error is not None:
+            raise error

@@ -2,9 +2,11 @@
 has written (rows, bytes and sha256 of each file), its counts, and whether it is complete.
 
 Only the parent writes it, atomically, after each shard; a shard counts as done only when the run file
-lists it and its files verify against their checksums. A run resumed in the same directory must have
-the same job, range and configuration (``--redo-undecided`` may raise the budgets, see
-`raised_budgets`).
+lists it and its files verify against their checksums. A listed file that is there but does not match
+its checksum is damaged: resuming, ``summary`` and ``manifest`` refuse it by name (`verify`,
+`DamagedFile`), never reading or overwriting it silently; a listed file that is gone is computed again
+by a resumed run. A run resumed in the same directory must have the same job, range and configuration
+(``--redo-undecided`` may raise the budgets, see `raised_budgets`).
 """
 
 from __future__ import annotations
@@ -82,14 +84,74 @@ def new(identity: dict[str, Any], deals: int) -> dict[str, Any]:
     }
 
 
-def shard_is_complete(out: Path, block: str, entry: dict[str, Any]) -> bool:
-    """True when every file the run file lists for a shard exists with its recorded checksum."""
-    files = entry.get("files", {})
-    return bool(files) and all(
-        shards.path(out, table, block).exists()
-        and atomic.sha256_file(shards.path(out, table, block)) == f["sha256"]
-        for table, f in files.items()
+class DamagedFile(ValueError):
+    """A table file that the run file lists is not the file it recorded (bad input: exit 2)."""
+
+
+def file_problem(p: Path, entry: dict[str, Any]) -> str | None:
+    """What is wrong with table file `p` against its run file `entry` (rows, bytes, sha256): None when
+    it matches, else a few words (``missing``, or how it differs)."""
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        return "missing"
+    if "bytes" in entry and size != entry["bytes"]:
+        return f"{size:,} bytes where {NAME} records {entry['bytes']:,}"
+    if atomic.sha256_file(p) != entry.get("sha256"):
+        return f"its sha256 is not the one {NAME} records"
+    return None
+
+
+def _damaged(p: Path, problem: str, job: str) -> DamagedFile:
+    return DamagedFile(
+        f"{p} is damaged ({problem}); delete it and run the same fcanalyze {job} command again "
+        "to compute it again"
     )
+
+
+def shard_is_complete(out: Path, block: str, entry: dict[str, Any], job: str = "analyze") -> bool:
+    """True when every file the run file lists for a shard exists with its recorded checksum; False when
+    one is missing (the shard is computed again). Raises `DamagedFile` for a file that is there but
+    differs."""
+    files = entry.get("files", {})
+    complete = bool(files)
+    for table, f in files.items():
+        p = shards.path(out, table, block)
+        problem = file_problem(p, f)
+        if problem == "missing":
+            complete = False
+        elif problem is not None:
+            raise _damaged(p, problem, job)
+    return complete
+
+
+def check_derived_tables(out: Path, run: dict[str, Any]) -> None:
+    """Raise `DamagedFile` for a derived table the run file lists that is there but differs (one that is
+    missing is written again at the end of the run)."""
+    for name, f in sorted(run.get("tables", {}).items()):
+        p = shards.derived_path(out, name)
+        problem = file_problem(p, f)
+        if problem not in (None, "missing"):
+            raise _damaged(p, problem, str(run.get("job")))
+
+
+def verify(out: Path, run: dict[str, Any]) -> None:
+    """Check every table file the run file lists (shards, and the derived tables of a complete run)
+    against its checksum; raise `DamagedFile` naming the first that is missing or differs."""
+    listed = [
+        (shards.path(out, table, block), f)
+        for block, entry in sorted(run.get("shards", {}).items())
+        for table, f in sorted(entry.get("files", {}).items())
+    ]
+    listed += [(shards.derived_path(out, name), f) for name, f in sorted(run.get("tables", {}).items())]
+    for p, f in listed:
+        problem = file_problem(p, f)
+        if problem == "missing":
+            raise DamagedFile(
+                f"{p} is missing; run the same fcanalyze {run.get('job')} command again to compute it again"
+            )
+        if problem is not None:
+            raise _damaged(p, problem, str(run.get("job")))
 
 
 def raised_budgets(have: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:

@@ -2,24 +2,41 @@
 
 A run is a job (``analyze`` or ``verify``) with a configuration over a range. The range is cut into
 fixed blocks of deal numbers (``shard_size`` deals, aligned: 1-1000, 1001-2000, ...), the same whatever
-the engine or the number of workers. Each block is one task; its tables come back to the parent, which
-writes them atomically and records them in the run file (``run.json``, with checksums) before taking the
-next result. Re-running the same command skips the blocks whose files verify and computes only the rest;
-a different configuration in the same directory is refused.
+the engine or the number of workers. Blocks are computed on the fly (`Plan`), never listed whole: a run
+over every deal starts at once, in the memory of a few blocks. An engine with several workers gets each
+block in pieces of a few deals (`piece_size`), so that every worker has work even in a range of one
+block; the pieces of a block come back to the parent, which puts them in deal order, writes the block's
+tables atomically and records them in the run file (``run.json``, with checksums). The tables do not
+depend on the pieces. Re-running the same command skips the blocks whose files verify and computes only
+the rest; a different configuration in the same directory is refused once the directory holds work.
+
+The run file is written only when the first task is about to run, after the configuration has been
+checked: a command that fails before (a bad option, a full disk) leaves the directory as it was. A run
+file with no work saved yet (no shard, no journaled deal, no layered proof's files: a first invocation
+that crashed or was stopped at once) binds nothing: another configuration takes the directory over.
 
 Within a block, ``analyze`` sends a record per finished deal; the parent appends it to the block's journal
 (``OUT/journal/BLOCK.jsonl``), and a block interrupted half way starts again from its journal, recomputing
 only the deals it lacks (one deal of 1,000 can take hours). The journal goes once the block's files are
 written. ``--redo-undecided`` seeds it with the finished block's decided deals, so only the deals a budget
-left open are searched again.
+left open are searched again; with nothing left open it changes nothing.
+
+A full disk ends the run with `DiskFull` (one line naming the disk): what was finished stays, and the
+same command resumes once there is space.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 from fcanalyze import atomic, journal, runfile, shards
 from fcanalyze.deals import format_range, range_size
@@ -27,22 +44,63 @@ from fcanalyze.engines import Engine, Progress, Task
 from fcanalyze.jobs import Job, analyze, verify
 
 JOBS: dict[str, Job] = {job.name: job for job in (analyze.JOB, verify.JOB)}
+#: The most deals in a piece: small enough that a worker's last piece does not hold up the run.
+MAX_PIECE = 50
+#: Pieces per worker over a small range: enough to even out deals of different lengths.
+PIECES_PER_WORKER = 8
 
 
-def plan(spans: list[tuple[int, int]], shard_size: int) -> list[tuple[str, tuple[tuple[int, int], ...]]]:
-    """Cut merged spans into fixed, aligned blocks: ``[(block name, spans inside the block), ...]``."""
-    blocks: dict[int, list[tuple[int, int]]] = {}
+class DiskFull(ValueError):
+    """The disk of the output directory is full: one line naming it; the run resumes once there is space."""
+
+
+def blocks(
+    spans: list[tuple[int, int]], shard_size: int
+) -> Iterator[tuple[str, tuple[tuple[int, int], ...]]]:
+    """Cut merged, sorted spans into fixed, aligned blocks, lazily: ``(block name, spans inside it)``."""
+    current: int | None = None
+    inside: list[tuple[int, int]] = []
     for first, last in spans:
         a = first
         while a <= last:
             b = (a - 1) // shard_size
             end = min(last, (b + 1) * shard_size)
-            blocks.setdefault(b, []).append((a, end))
+            if b != current and current is not None:
+                yield shards.block_name(current * shard_size + 1, (current + 1) * shard_size), tuple(inside)
+                inside = []
+            current = b
+            inside.append((a, end))
             a = end + 1
-    return [
-        (shards.block_name(b * shard_size + 1, (b + 1) * shard_size), tuple(s))
-        for b, s in sorted(blocks.items())
-    ]
+    if current is not None:
+        yield shards.block_name(current * shard_size + 1, (current + 1) * shard_size), tuple(inside)
+
+
+def piece_size(deals: int, workers: int, shard_size: int) -> int:
+    """Deals per task: a whole block for one worker, else pieces small enough that every worker gets
+    several pieces of a range of `deals` deals (`PIECES_PER_WORKER`), at most `MAX_PIECE`."""
+    if workers <= 1:
+        return shard_size
+    return max(1, min(MAX_PIECE, shard_size, -(-deals // (workers * PIECES_PER_WORKER))))
+
+
+def split(spans: tuple[tuple[int, int], ...], size: int) -> list[tuple[tuple[int, int], ...]]:
+    """Cut a block's spans into pieces of `size` deals (the last may be smaller), in deal order."""
+    pieces: list[tuple[tuple[int, int], ...]] = []
+    piece: list[tuple[int, int]] = []
+    room = size
+    for first, last in spans:
+        a = first
+        while a <= last:
+            b = min(last, a + room - 1)
+            piece.append((a, b))
+            room -= b - a + 1
+            a = b + 1
+            if room == 0:
+                pieces.append(tuple(piece))
+                piece, room = [], size
+    if piece:
+        pieces.append(tuple(piece))
+    return pieces
 
 
 @dataclass
@@ -54,6 +112,91 @@ class RunResult:
     computed: int = 0
     skipped: int = 0
     counts: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _State:
+    """What a run found in its directory, before it writes anything."""
+
+    run_file: dict[str, Any]
+    #: Larger budgets `--redo-undecided` asked for (recorded once a task runs).
+    raised: dict[str, Any]
+    #: The blocks complete on disk, which stay as they are.
+    skip: set[str] = field(default_factory=set)
+    #: The blocks to compute that start from records (journaled deals, or decided deals of a finished
+    #: block searched again), with those records.
+    resume: dict[str, list[Any]] = field(default_factory=dict)
+    #: The finished blocks searched again (`--redo-undecided`): their decided deals go to their journals.
+    redo: dict[str, list[Any]] = field(default_factory=dict)
+    #: Journals of blocks outside the range, left by an unfinished run over another range.
+    stale: list[Path] = field(default_factory=list)
+    #: Whether the run file was complete, and nothing had to change.
+    was_complete: bool = False
+
+
+class Plan:
+    """The tasks of a run, made on the fly in a fixed order: the blocks that start from scratch in block
+    order, then those that resume (a run is most often stopped in a long search, which would otherwise
+    hold back the blocks not started yet; the tables do not depend on the order). Each iteration makes
+    the same tasks. `on_start` is called once, just before the first task is handed out."""
+
+    def __init__(
+        self,
+        job: Job,
+        spans: list[tuple[int, int]],
+        config: dict[str, Any],
+        state: _State,
+        scratch: str | None,
+        threads: int,
+        piece: int,
+        on_start: Callable[[], None],
+    ):
+        self.job, self.spans, self.config, self.state = job, spans, config, state
+        self.scratch, self.threads, self.piece = scratch, threads, piece
+        self.on_start = on_start
+        self.started = False
+
+    def __iter__(self) -> Iterator[Task]:
+        for task in self._tasks():
+            if not self.started:
+                self.started = True
+                self.on_start()
+            yield task
+
+    def _tasks(self) -> Iterator[Task]:
+        later = []
+        for block, block_spans in blocks(self.spans, self.config["shard_size"]):
+            if block in self.state.skip:
+                continue
+            resume = self.state.resume.get(block, [])
+            if resume:
+                later.append((block, block_spans, resume))
+            else:
+                yield from self._pieces(block, block_spans, [])
+        for block, block_spans, resume in later:
+            yield from self._pieces(block, block_spans, resume)
+
+    def _pieces(
+        self, block: str, block_spans: tuple[tuple[int, int], ...], resume: list[Any]
+    ) -> Iterator[Task]:
+        pieces = split(block_spans, self.piece)
+        for part, piece_spans in enumerate(pieces):
+            inside = (
+                [r for r in resume if any(a <= r["deal"] <= b for a, b in piece_spans)]
+                if len(pieces) > 1
+                else resume
+            )
+            yield Task(
+                job=self.job.name,
+                config=self.config,
+                block=block,
+                spans=piece_spans,
+                resume=tuple(inside),
+                scratch=self.scratch,
+                threads=self.threads,
+                part=part,
+                parts=len(pieces),
+            )
 
 
 def run(
@@ -70,119 +213,187 @@ def run(
     and the journaled deals of unfinished ones). With `redo_undecided`, the deals a budget left open in
     finished shards are searched again (with this version's searches, and with larger budgets if given:
     the run file records each raise in ``budgets_raised``), and each such shard is replaced atomically once
-    recomputed."""
+    recomputed. Raises `ValueError` (one line) for a directory it cannot use or whose files are damaged,
+    `DiskFull` when the disk fills up."""
     job = JOBS[job_name]
     out = Path(out)
-    identity = runfile.identity(job_name, format_range(spans), config)
-    run_file = _open_run_file(out, identity, config, range_size(spans), redo_undecided)
-    result = RunResult(out=out, run=run_file)
+    try:
+        return _run(job, spans, out, engine, config, on_progress, on_skip, redo_undecided)
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFull(_disk_full_message(out, e)) from None
+        if e.filename is not None:  # the directory cannot be made, written or read (under a file, in /proc)
+            why = atomic.why_not_writable(Path(e.filename), e)
+            raise ValueError(f"cannot use {out} as the output directory: {why}") from None
+        raise
+
+
+def _run(
+    job: Job,
+    spans: list[tuple[int, int]],
+    out: Path,
+    engine: Engine,
+    config: dict[str, Any],
+    on_progress: Progress | None,
+    on_skip: Progress | None,
+    redo_undecided: bool,
+) -> RunResult:
+    identity = runfile.identity(job.name, format_range(spans), config)
+    state = _open(job, out, identity, config, spans, redo_undecided)
+    result = RunResult(out=out, run=state.run_file)
     journals = journal.Journals(out)
     # Resumable files of the layered proofs in progress (a directory per deal).
-    scratch = journal.scratch(out)
-    if job.decided_records:
-        scratch.mkdir(parents=True, exist_ok=True)
-    tasks = []
-    for block, block_spans in plan(spans, config["shard_size"]):
-        resume = _resume(job, out, block, run_file, journals, redo_undecided)
-        if resume is None:
-            _skip(run_file["shards"][block], block, journals, result, on_skip)
-            continue
-        run_file["shards"].pop(block, None)
-        tasks.append(
-            Task(
-                job=job_name,
-                config=config,
-                block=block,
-                spans=block_spans,
-                resume=tuple(resume),
-                scratch=str(scratch) if job.decided_records else None,
-                threads=engine.threads_per_task,
-            )
-        )
-    # Shards stopped part-way go last: a run is most often stopped in a long search, which would
-    # otherwise hold back the shards not started yet (the tables do not depend on the order).
-    tasks.sort(key=lambda task: bool(task.resume))
-    runfile.write(out, run_file)
+    scratch = journal.scratch(out) if job.decided_records else None
+    for block in sorted(state.skip):
+        _skip(state.run_file["shards"][block], block, journals, result, on_skip)
+
+    def start() -> None:
+        _start(out, state, config, journals, scratch)
+
+    size = piece_size(range_size(spans), engine.parallelism(), config["shard_size"])
+    tasks = Plan(
+        job, spans, config, state, str(scratch) if scratch else None, engine.threads_per_task, size, start
+    )
     try:
-        _compute(job, out, engine, tasks, run_file, journals, result, on_progress)
+        _compute(job, out, engine, tasks, state.run_file, journals, result, on_progress)
     finally:
         journals.close()
-    _finish(job, out, run_file, result)
+    if tasks.started or not state.was_complete or _derived_missing(out, state.run_file):
+        if not tasks.started:
+            start()
+        _finish(job, out, state.run_file, result)
     return result
 
 
-def _open_run_file(
-    out: Path, identity: dict[str, Any], config: dict[str, Any], deals: int, redo_undecided: bool
-) -> dict[str, Any]:
-    """The run file to go on with: the one in `out` if it has the same identity (or, with
-    `redo_undecided`, the same but for raised budgets), else a new one in an empty `out`."""
+def _open(
+    job: Job,
+    out: Path,
+    identity: dict[str, Any],
+    config: dict[str, Any],
+    spans: list[tuple[int, int]],
+    redo_undecided: bool,
+) -> _State:
+    """What the run goes on from, and which blocks are complete, resumed or searched again; writes nothing.
+
+    The run file of `out` when it has the same identity (or, with `redo_undecided`, the same but for
+    raised budgets). A run that has finished no shard binds only its configuration: another range takes
+    it over, keeping the deals journaled in that range; and a run that saved nothing at all (a first
+    invocation that crashed or was stopped at once) binds nothing. Otherwise a new run in an empty `out`.
+    """
     existing = runfile.read(out)
-    if existing is not None:
-        raised = runfile.raised_budgets(existing.get("config") or {}, config) if redo_undecided else {}
-        if raised:
-            # Larger budgets for the deals left open: the rows of the decided ones stand as they are.
-            runfile.check_compatible(out, existing, {**identity, "config": existing["config"]})
-            runfile.raise_budgets(existing, config, raised)
-        runfile.check_compatible(out, existing, identity)
-        atomic.remove_stale_temporaries(out)
-        run_file = existing
-    else:
-        if out.exists() and any(out.iterdir()):
+    if existing is not None and {k: existing.get(k) for k in identity} != identity:
+        unfinished = not existing.get("shards") and not existing.get("budgets_raised")
+        same_config = all(existing.get(k) == v for k, v in identity.items() if k != "range")
+        if unfinished and (same_config or not _holds_work(out)):
+            atomic.remove_stale_temporaries(out)
+            state = _State(run_file=runfile.new(identity, range_size(spans)), raised={})
+            _find_resume(job, out, state, spans, redo_undecided)
+            return state
+    if existing is None:
+        if out.exists() and not _only_leftovers(out):
             raise ValueError(
                 f"{out} is not empty and holds no fcanalyze run; use an empty or new --out directory"
             )
-        run_file = runfile.new(identity, deals)
-    run_file["complete"] = False
-    return run_file
+        return _State(run_file=runfile.new(identity, range_size(spans)), raised={})
+    raised = runfile.raised_budgets(existing.get("config") or {}, config) if redo_undecided else {}
+    if raised:
+        # Larger budgets for the deals left open: the rows of the decided ones stand as they are.
+        runfile.check_compatible(out, existing, {**identity, "config": existing["config"]})
+    else:
+        runfile.check_compatible(out, existing, identity)
+    runfile.check_derived_tables(out, existing)
+    atomic.remove_stale_temporaries(out)
+    state = _State(run_file=existing, raised=raised, was_complete=bool(existing.get("complete")))
+    _find_resume(job, out, state, spans, redo_undecided)
+    return state
 
 
-def _resume(
-    job: Job,
-    out: Path,
-    block: str,
-    run_file: dict[str, Any],
-    journals: journal.Journals,
-    redo_undecided: bool,
-) -> list[Any] | None:
-    """The records the task of `block` starts from, or None when its shard is complete and stays as it is
-    (with `redo_undecided`, a complete shard is computed again if a budget left any of its deals open)."""
-    entry = run_file["shards"].get(block)
-    complete = entry is not None and runfile.shard_is_complete(out, block, entry)
-    decided = job.decided_records(out, block) if complete and redo_undecided and job.decided_records else None
-    if complete:
+def _holds_work(out: Path) -> bool:
+    """Whether an unfinished run saved any deal: a journaled one, or a layered proof's files."""
+    if any(journal.read(p) for p in (out / journal.DIR).glob("*.jsonl")):
+        return True
+    scratch = journal.scratch(out)
+    return scratch.is_dir() and any(scratch.iterdir())
+
+
+def _only_leftovers(out: Path) -> bool:
+    """Whether `out` holds nothing but what a run that saved nothing leaves: empty directories and
+    temporary files."""
+    return all(p.is_dir() or (p.name.startswith(".") and p.name.endswith(".tmp")) for p in out.rglob("*"))
+
+
+def _find_resume(
+    job: Job, out: Path, state: _State, spans: list[tuple[int, int]], redo_undecided: bool
+) -> None:
+    """Sort the blocks the run file and the journals know into complete ones (`skip`), finished ones
+    searched again (`redo`) and those that start from records (`resume`); the journals of blocks outside
+    `spans` (left by a run over another range) are `stale`."""
+    run_file = state.run_file
+    for block, entry in run_file["shards"].items():
+        if not runfile.shard_is_complete(out, block, entry, job.name):
+            continue
+        decided = job.decided_records(out, block) if redo_undecided and job.decided_records else None
         if decided is not None:  # a deal may have its class but not its exact min_cells
             redo = len(decided) < entry["deals"]
         else:
             redo = redo_undecided and entry["counts"].get("undecided", 0) > 0
         if not redo:
-            return None
-    return _resume_records(job, out, block, journals, decided, redo_undecided)
-
-
-def _resume_records(
-    job: Job,
-    out: Path,
-    block: str,
-    journals: journal.Journals,
-    decided: list[Any] | None,
-    redo_undecided: bool,
-) -> list[Any]:
-    """The records a block's task starts from: its journal (less the deals a budget left open, with
-    `redo_undecided`), and the `decided` deals of a finished block searched again."""
+            state.skip.add(block)
+        elif decided is not None:
+            state.redo[block] = decided
+        else:
+            state.redo[block] = []
     if not job.decided_records:
-        return []  # the job journals nothing
-    resume = journal.read(journal.path(out, block))
-    if redo_undecided and job.left_open:
-        resume = [r for r in resume if not job.left_open(r)]
-    if decided is not None:
-        # Journal the decided deals first: once the run file forgets the block, they live there.
-        have = {r["deal"] for r in resume}
+        return  # the job journals nothing
+    for p in sorted((out / journal.DIR).glob("*.jsonl")):
+        block = p.stem
+        if block in state.skip:
+            continue
+        if not _overlaps(block, spans):
+            state.stale.append(p)
+            continue
+        resume = [r for r in journal.read(p) if any(a <= r["deal"] <= b for a, b in spans)]
+        if redo_undecided and job.left_open:
+            resume = [r for r in resume if not job.left_open(r)]
+        if resume:
+            state.resume[block] = resume
+    for block, decided in state.redo.items():
+        have = {r["deal"] for r in state.resume.get(block, [])}
+        extra = [r for r in decided if r["deal"] not in have]
+        if extra:
+            state.resume[block] = [*state.resume.get(block, []), *extra]
+
+
+def _overlaps(block: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether the block named `block` (``FIRST-LAST``) holds a deal of `spans`."""
+    try:
+        first, last = (int(x) for x in block.split("-"))
+    except ValueError:
+        return False
+    return any(a <= last and first <= b for a, b in spans)
+
+
+def _start(
+    out: Path, state: _State, config: dict[str, Any], journals: journal.Journals, scratch: Path | None
+) -> None:
+    """The first task is about to run: record the budget raise, journal the decided deals of the blocks
+    searched again (once the run file forgets a block, they live there), and write the run file."""
+    run_file = state.run_file
+    for p in state.stale:
+        p.unlink(missing_ok=True)
+    if state.raised:
+        runfile.raise_budgets(run_file, config, state.raised)
+    for block, decided in state.redo.items():
+        have = {r["deal"] for r in journal.read(journal.path(out, block))}
         for record in decided:
             if record["deal"] not in have:
                 journals.append(block, record)
-                resume.append(record)
-        journals.sync()
-    return resume
+        run_file["shards"].pop(block, None)
+    journals.sync()
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+    run_file["complete"] = False
+    runfile.write(out, run_file)
 
 
 def _skip(
@@ -196,33 +407,75 @@ def _skip(
         on_skip(entry["deals"], entry["counts"])
 
 
+class _Assembly:
+    """The pieces of the blocks in progress, in the parent: a block is whole when all its parts are in."""
+
+    def __init__(self, job: Job):
+        self.job = job
+        self.parts: dict[str, dict[int, tuple[Task, Any]]] = {}
+
+    def add(self, task: Task, output: Any) -> tuple[int, dict[str, Any]] | None:
+        """Keep a piece; when it completes its block, return the block's deals and output (tables in deal
+        order, counts summed), the same as one task over the whole block would have given."""
+        got = self.parts.setdefault(task.block, {})
+        got[task.part] = (task, output)
+        if len(got) < task.parts:
+            return None
+        del self.parts[task.block]
+        pieces = [got[i] for i in range(task.parts)]
+        deals = sum(t.deals for t, _ in pieces)
+        if len(pieces) == 1:
+            return deals, pieces[0][1]
+        counts: Counter[str] = Counter()
+        for _, o in pieces:
+            counts.update(o["counts"])
+        tables = {
+            name: pa.concat_tables([o["tables"][name] for _, o in pieces])
+            .sort_by([("deal", "ascending")])  # a stable sort: each deal's rows keep their order
+            .combine_chunks()
+            for name in self.job.shard_tables
+        }
+        return deals, {"tables": tables, "counts": dict(counts)}
+
+
 def _compute(
     job: Job,
     out: Path,
     engine: Engine,
-    tasks: list[Task],
+    tasks: Plan,
     run_file: dict[str, Any],
     journals: journal.Journals,
     result: RunResult,
     on_progress: Progress | None,
 ) -> None:
     """Run `tasks` on `engine`, journaling the records they send, and write each shard, then the run file,
-    as its task completes."""
+    as its last piece completes."""
+    assembly = _Assembly(job)
     for task, output in engine.run(
         job.run_task,
         tasks,
         on_progress or (lambda n, c: None),
         lambda task, record: journals.append(task.block, record),
     ):
+        whole = assembly.add(task, output)
+        if whole is None:
+            continue
+        deals, output = whole
         files = {
             name: shards.write(shards.path(out, name, task.block), output["tables"][name])
             for name in job.shard_tables
         }
-        run_file["shards"][task.block] = {"deals": task.deals, "files": files, "counts": output["counts"]}
+        run_file["shards"][task.block] = {"deals": deals, "files": files, "counts": output["counts"]}
         runfile.write(out, run_file)
         journals.remove(task.block)
         result.computed += 1
         result.counts.update(output["counts"])
+
+
+def _derived_missing(out: Path, run_file: dict[str, Any]) -> bool:
+    return any(
+        not shards.derived_path(out, name).exists() for name in run_file.get("tables", {})
+    ) or not run_file.get("tables")
 
 
 def _finish(job: Job, out: Path, run_file: dict[str, Any], result: RunResult) -> None:
@@ -235,3 +488,26 @@ def _finish(job: Job, out: Path, run_file: dict[str, Any], result: RunResult) ->
     }
     run_file["complete"] = True
     runfile.write(out, run_file)
+
+
+def _disk_full_message(out: Path, e: OSError) -> str:
+    """One line naming the full disk: the mount point and device of `out`, and its free space."""
+    where = out if out.exists() else out.parent
+    mount = where.resolve()
+    while not os.path.ismount(mount):
+        mount = mount.parent
+    device = "?"
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[1] == str(mount):
+                    device = parts[0]
+    except OSError:
+        pass
+    free = shutil.disk_usage(mount).free
+    what = f" writing {e.filename}" if e.filename else ""
+    return (
+        f"no space left on the disk of {out} ({device} on {mount}, {free:,} bytes free){what}; "
+        "what was finished is kept: free some space and run the same command again to resume"
+    )

@@ -40,6 +40,7 @@ def summarize(out: Path) -> dict[str, Any]:
         raise ValueError(f"{out} holds no fcanalyze run")
     if not run.get("shards"):
         raise ValueError(f"the run in {out} has no finished shard yet")
+    runfile.verify(out, run)
     spans = parse_range(run["range"])
     stats: dict[str, Any] = {
         "range": run["range"],

@@ -4,6 +4,7 @@ whatever the workers, the manifest and daily pick, the summary."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import os
 import signal
@@ -485,7 +486,7 @@ class StopAfterOneDeal(SerialEngine):
             on_record(task, record)
             raise _Stop
 
-        yield from super().run(fn, tasks[:1], on_progress, stop)
+        yield from super().run(fn, itertools.islice(tasks, 1), on_progress, stop)
 
 
 def test_a_shard_stopped_part_way_runs_after_the_others(tmp_path):

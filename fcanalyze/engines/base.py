@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,10 +26,11 @@ TaskFn = Callable[["Task", Report], Any]
 
 @dataclass(frozen=True)
 class Task:
-    """One shard of a run: the job, its configuration and the deals of one fixed block, with the records
-    of the deals an earlier attempt already finished (``resume``), and a directory for the resumable
-    files of long searches (``scratch``: used only where it exists, i.e. on the parent's machine), and the
-    threads a long proof may use (``threads``: the engine's cores per worker; no result depends on it)."""
+    """One shard of a run, or a piece of one: the job, its configuration and deals of one fixed block
+    (``spans``: the whole block, or piece ``part`` of its ``parts``), with the records of the deals an
+    earlier attempt already finished (``resume``), and a directory for the resumable files of long
+    searches (``scratch``: used only where it exists, i.e. on the parent's machine), and the threads a
+    long proof may use (``threads``: the engine's cores per worker; no result depends on it)."""
 
     job: str
     config: dict[str, Any]
@@ -38,6 +39,8 @@ class Task:
     resume: tuple[Any, ...] = ()
     scratch: str | None = None
     threads: int = 1
+    part: int = 0
+    parts: int = 1
 
     @property
     def deals(self) -> int:
@@ -49,7 +52,8 @@ class EngineError(RuntimeError):
 
 
 class Engine(ABC):
-    """Runs tasks and yields ``(task, output)`` pairs in completion order."""
+    """Runs tasks and yields ``(task, output)`` pairs in completion order. The tasks come from an iterable
+    made on the fly (a run over every deal has millions): an engine takes them as it needs them."""
 
     name: str = "engine"
     #: Threads a task's layered proof may use: the cores each worker has to itself.
@@ -57,10 +61,14 @@ class Engine(ABC):
 
     @abstractmethod
     def run(
-        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
+        self, fn: TaskFn, tasks: Iterable[Task], on_progress: Progress, on_record: OnRecord | None = None
     ) -> Iterator[tuple[Task, Any]]:
         """Run ``fn(task, report)`` for every task, yielding each result as soon as it is complete;
         records reach `on_record` (when given) before their task's result."""
+
+    def parallelism(self) -> int:
+        """How many tasks run at once: the scheduler cuts blocks into pieces when more than one does."""
+        return 1
 
     def describe(self) -> str:
         return self.name

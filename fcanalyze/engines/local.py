@@ -1,9 +1,10 @@
 """The local engine: worker processes (``multiprocess``, spawned) fed one task at a time by the parent.
 
-The parent hands out tasks dynamically (solve times are heavy-tailed) over one pipe per worker, so it
-always knows which worker holds which task: when a worker dies (killed, out of memory, a crash in the
-core) its task goes back to the queue and a new worker replaces it; a task that kills three workers
-stops the run. Workers ignore Ctrl-C; the parent stops them.
+The parent takes tasks from the run's iterable only as workers need them and hands them out dynamically
+(solve times are heavy-tailed) over one pipe per worker, so it always knows which worker holds which
+task: when a worker dies (killed, out of memory, a crash in the core) its task goes back to the queue
+and a new worker replaces it; a task that kills three workers stops the run. Workers ignore Ctrl-C;
+the parent stops them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import threading
 import time
 import traceback
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import multiprocess
@@ -65,6 +66,17 @@ def _worker_main(conn: Any, fn: TaskFn, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The core releases the GIL while it searches, so this thread runs during a proof too.
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    try:
+        _serve(conn, fn)
+    except (EOFError, OSError):
+        # The pipe to the parent broke (a BrokenPipeError, an EOF): the parent is gone, killed, and
+        # nobody reads what this worker would say. Exit without a traceback on the terminal it shared.
+        os._exit(1)
+
+
+def _serve(conn: Any, fn: TaskFn) -> None:
+    """Run the tasks the parent sends until it sends None. A task's error goes to the parent; a broken
+    pipe (the parent gone, even mid-task, when `report` sends) raises out of here."""
     while True:
         msg = conn.recv()
         if msg is None:
@@ -81,21 +93,43 @@ def _worker_main(conn: Any, fn: TaskFn, parent: int) -> None:
 
 
 class _Pool:
-    """The worker processes of one run: the task each holds, the tasks still to hand out, and the
-    attempts of each task (a task whose worker died goes back to the queue)."""
+    """The worker processes of one run: the task each holds, the tasks to hand out (taken from the
+    run's iterable as workers need them, and those to run again), and the attempts of each task in
+    flight (a task whose worker died goes back to the queue)."""
 
-    def __init__(self, fn: TaskFn, tasks: list[Task]):
+    def __init__(self, fn: TaskFn, tasks: Iterable[Task]):
         self.ctx = multiprocess.get_context("spawn")
-        self.fn, self.tasks = fn, tasks
-        self.todo = deque(range(len(tasks)))
-        self.done: set[int] = set()
-        self.attempts = [0] * len(tasks)
+        self.fn = fn
+        self.source = iter(tasks)
+        self.exhausted = False
+        self.count = 0  # tasks taken from the source so far: the next one's id
+        self.pending: dict[int, Task] = {}  # tasks taken and not done, by id
+        self.attempts: dict[int, int] = {}
+        self.retry: deque[int] = deque()  # tasks whose worker died, to hand out again first
         self.workers: dict[Any, dict[str, Any]] = {}  # parent connection -> {"proc", "task", "eof"}
 
     def finished(self) -> bool:
-        return len(self.done) == len(self.tasks)
+        return self.exhausted and not self.pending
 
-    def start_worker(self) -> None:
+    def next_task(self) -> int | None:
+        """The id of the next task to hand out (a task to run again first), or None when none is left."""
+        while self.retry:
+            tid = self.retry.popleft()
+            if tid in self.pending:
+                return tid
+        if self.exhausted:
+            return None
+        task = next(self.source, None)
+        if task is None:
+            self.exhausted = True
+            return None
+        tid, self.count = self.count, self.count + 1
+        self.pending[tid] = task
+        self.attempts[tid] = 0
+        return tid
+
+    def start_worker(self) -> Any:
+        """Start a worker process; returns its connection."""
         for _ in range(MAX_ATTEMPTS):
             parent, child = self.ctx.Pipe()
             proc = self.ctx.Process(target=_worker_main, args=(child, self.fn, os.getpid()), daemon=True)
@@ -109,26 +143,23 @@ class _Pool:
                 continue
             child.close()
             self.workers[parent] = {"proc": proc, "task": None, "eof": False}
-            return
+            return parent
         raise EngineError(f"worker processes died {MAX_ATTEMPTS} times while starting; giving up")
 
-    def feed(self, conn: Any) -> None:
-        """Send the worker on `conn` the next task, or None (nothing left: it exits)."""
+    def feed(self, conn: Any, tid: int | None = None) -> None:
+        """Send the worker on `conn` task `tid` (default: the next one), or None (nothing left: it exits)."""
         w = self.workers[conn]
-        while self.todo and self.todo[0] in self.done:
-            self.todo.popleft()
-        if self.todo:
-            tid = self.todo.popleft()
+        if tid is None:
+            tid = self.next_task()
+        if tid is not None:
             self.attempts[tid] += 1
             if self.attempts[tid] > MAX_ATTEMPTS:
                 raise EngineError(
-                    f"shard {self.tasks[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up"
+                    f"shard {self.pending[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up"
                 )
-            w["task"] = tid
-        else:
-            w["task"] = None
+        w["task"] = tid
         try:
-            conn.send(None if w["task"] is None else (w["task"], self.tasks[w["task"]]))
+            conn.send(None if tid is None else (tid, self.pending[tid]))
         except OSError:
             # The worker is gone: the main loop sees its end and gives its task to another.
             w["eof"] = True
@@ -152,30 +183,34 @@ class _Pool:
             if kind == "progress":
                 on_progress(*payload)
             elif kind == "record":
-                if on_record is not None and tid not in self.done:
-                    on_record(self.tasks[tid], payload)
+                if on_record is not None and tid in self.pending:
+                    on_record(self.pending[tid], payload)
             elif kind == "error":
-                raise EngineError(f"shard {self.tasks[tid].block} failed in a worker:\n{payload}")
+                raise EngineError(f"shard {self.pending[tid].block} failed in a worker:\n{payload}")
             elif kind == "done":
                 self.workers[conn]["task"] = None
-                if tid not in self.done:
-                    self.done.add(tid)
-                    yield self.tasks[tid], payload
+                task = self.pending.pop(tid, None)
+                self.attempts.pop(tid, None)
+                if task is not None:
+                    yield task, payload
                 self.feed(conn)
 
     def replace_if_dead(self, conn: Any) -> None:
-        """When the worker on `conn` has ended, put its task back and start another worker."""
+        """When the worker on `conn` has ended, put its task back and start another worker if there is
+        work left."""
         if conn not in self.workers or self.workers[conn]["proc"].is_alive():
             return
         w = self.workers.pop(conn)
         tid = w["task"]
-        if tid is not None and tid not in self.done:
-            self.todo.appendleft(tid)
+        if tid is not None and tid in self.pending:
+            self.retry.appendleft(tid)
         conn.close()
         w["proc"].join(timeout=1)
-        if self.todo and not self.finished():
-            self.start_worker()
-            self.feed(next(reversed(self.workers)))
+        if self.finished():
+            return
+        tid = self.next_task()
+        if tid is not None:
+            self.feed(self.start_worker(), tid)
 
     def close(self) -> None:
         """Stop the workers still busy, and wait for every worker to end."""
@@ -200,15 +235,19 @@ class ProcessEngine(Engine):
     def describe(self) -> str:
         return f"local, {self.workers} worker processes"
 
+    def parallelism(self) -> int:
+        return self.workers
+
     def run(
-        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
+        self, fn: TaskFn, tasks: Iterable[Task], on_progress: Progress, on_record: OnRecord | None = None
     ) -> Iterator[tuple[Task, Any]]:
         pool = _Pool(fn, tasks)
         try:
-            for _ in range(min(self.workers, len(tasks))):
-                pool.start_worker()
-            for conn in list(pool.workers):
-                pool.feed(conn)
+            for _ in range(self.workers):  # no more workers than tasks
+                tid = pool.next_task()
+                if tid is None:
+                    break
+                pool.feed(pool.start_worker(), tid)
             while not pool.finished():
                 for conn in pool.ready():
                     yield from pool.receive(conn, on_progress, on_record)

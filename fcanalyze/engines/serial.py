@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fcanalyze.engines.base import Engine, OnRecord, Progress, Task, TaskFn
@@ -18,7 +18,7 @@ class SerialEngine(Engine):
         self.threads_per_task = os.cpu_count() or 1
 
     def run(
-        self, fn: TaskFn, tasks: list[Task], on_progress: Progress, on_record: OnRecord | None = None
+        self, fn: TaskFn, tasks: Iterable[Task], on_progress: Progress, on_record: OnRecord | None = None
     ) -> Iterator[tuple[Task, Any]]:
         for task in tasks:
 

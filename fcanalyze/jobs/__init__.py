@@ -37,6 +37,23 @@ class Job:
     left_open: Callable[[Any], bool] | None = None
 
 
+#: The largest count the core takes (positions, milliseconds): an unsigned 64-bit integer.
+CORE_MAX = 2**64 - 1
+#: The largest memory budget in MiB whose bytes fit in 64 bits.
+MAX_MEMORY_MB = 2**44 - 1
+#: The most deals in a shard (a shard's tables are built in memory).
+MAX_SHARD_SIZE = 10**7
+
+
+def check_bound(option: str, value: int | None, low: int, high: int) -> None:
+    """Raise `ValueError` (one line, naming the option) unless `value` is None or a whole number in
+    ``low..high``: checked before a run writes anything, so that a bad budget never reaches a worker."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{option} {value} is out of range ({low:,} to {high:,})")
+
+
 def task_deals(task: Task) -> list[int]:
     """The deals of a task, in increasing order."""
     return [d for a, b in task.spans for d in range(a, b + 1)]

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from fcanalyze import records, shards
 from fcanalyze.engines import Report, Task
-from fcanalyze.jobs import Job, task_deals
+from fcanalyze.jobs import CORE_MAX, MAX_MEMORY_MB, MAX_SHARD_SIZE, Job, check_bound, task_deals
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS, classify
 
 
@@ -40,6 +40,10 @@ def config(
     """The configuration of an ``analyze`` run (everything that changes its tables)."""
     if not 0 <= max_cells <= 8:
         raise ValueError(f"--max-cells {max_cells} is out of range (0 to 8)")
+    check_bound("--max-positions", max_positions, 1, CORE_MAX)
+    check_bound("--time-limit", time_limit_ms, 1, CORE_MAX)
+    check_bound("--shard-size", shard_size, 1, MAX_SHARD_SIZE)
+    check_bound("--max-memory", max_memory_mb, 64, MAX_MEMORY_MB)
     return {
         "max_cells": max_cells,
         "max_positions": max_positions,

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from fcanalyze import _core, records, shards
 from fcanalyze.engines import Report, Task
-from fcanalyze.jobs import Job, task_deals
+from fcanalyze.jobs import CORE_MAX, MAX_SHARD_SIZE, Job, check_bound, task_deals
 
 COUNTERS = ("solved", "unsolvable", "undecided")
 CHUNK = 100  # deals per core call: small enough for a lively progress bar
@@ -28,6 +28,9 @@ def config(
     solve_positions: int = SOLVE_POSITIONS,
 ) -> dict[str, Any]:
     """The configuration of a ``verify`` run: the fast attempt's budget, then the prover's."""
+    check_bound("--max-positions", max_positions, 1, CORE_MAX)
+    check_bound("--time-limit", time_limit_ms, 1, CORE_MAX)
+    check_bound("--shard-size", shard_size, 1, MAX_SHARD_SIZE)
     return {
         "solve_positions": min(solve_positions, max_positions),
         "max_positions": max_positions,
