@@ -283,10 +283,7 @@ def _raiser(exc: BaseException):
         (_raiser(MemoryError()), "fcanalyze: error: out of memory"),
         (_raiser(_core.InternalError("a line failed the replay")), "a line failed the replay"),
         (_panic, "PanicException"),
-        (
-            _raiser(OSError(28, "No space left on device", "/full/disk/x")),
-            "No space left on device: /full/disk/x",
-        ),
+        (_raiser(OSError(5, "Input/output error", "/bad/disk/x")), "Input/output error: /bad/disk/x"),
     ],
     ids=["TypeError", "OverflowError", "RecursionError", "MemoryError", "InternalError", "panic", "OSError"],
 )
@@ -301,13 +298,21 @@ def test_anything_unexpected_is_exit_4_with_one_line(monkeypatch: pytest.MonkeyP
     assert "Traceback" in invoke("deal", "1").stderr
 
 
-def test_an_unwritable_stdout_is_exit_4_with_one_line():
-    """``fcanalyze deal 1 > /dev/full``."""
+def test_a_full_disk_is_exit_2_with_one_line(monkeypatch: pytest.MonkeyPatch):
+    """A full disk is for the user to fix (then the same command goes on), as in a run: exit 2."""
+    monkeypatch.setattr(
+        "fcanalyze.cli.deal.deal_layout", _raiser(OSError(28, "No space left on device", "/full/disk/x"))
+    )
+    assert "No space left on device: /full/disk/x" in one_error_line(invoke("deal", "1"), code=2)
+
+
+def test_an_unwritable_stdout_is_exit_2_with_one_line():
+    """``fcanalyze deal 1 > /dev/full``: an output that cannot be written, like an --out."""
     with open("/dev/full", "w") as full:
         done = subprocess.run(
             [*fcanalyze_command(), "deal", "1"], stdout=full, stderr=subprocess.PIPE, text=True
         )
-    assert done.returncode == 4
+    assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "fcanalyze: error: cannot write the output: No space left on device"
     ]

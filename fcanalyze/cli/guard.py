@@ -5,11 +5,12 @@ Scripts and games read the exit code, so each one means one thing:
 - 0 done (``solve``: solved; ``hint``: winnable), 3 undecided (a budget ran out);
 - 1 only a finished proof: ``solve`` proved the position unsolvable, ``hint`` proved it not winnable,
   ``verify-unsolvable`` found a disagreement (commands return it; nothing else may);
-- 2 bad input or usage: one line on stderr (every `click.ClickException`, `BadInput` included);
+- 2 bad input or usage, or an output the user must make room for: one line on stderr (every
+  `click.ClickException`, `BadInput` included; an output that cannot be written, ``deal 1 > /dev/full``,
+  and a full or read-only disk: the run keeps what it finished, and the same command resumes);
 - 4 anything else: an internal error (a bug: any other exception, a failed replay, a panic of the core,
-  RecursionError, MemoryError) or a failure of the system (an OSError such as a full disk or
-  ``deal 1 > /dev/full``), one line on stderr; the traceback only with ``fcanalyze --debug`` or
-  ``FCANALYZE_DEBUG=1``;
+  RecursionError, MemoryError) or another failure of the system (an OSError), one line on stderr; the
+  traceback only with ``fcanalyze --debug`` or ``FCANALYZE_DEBUG=1``;
 - 130 interrupted (Ctrl-C), 143 stopped by SIGTERM;
 - 141 (128 + SIGPIPE) when the reader of the output went away (``fcanalyze deal 1 | head -1``): not an
   error, so nothing is printed, and the code is the one a shell shows for ``cat`` or ``yes`` in the same
@@ -19,6 +20,7 @@ Scripts and games read the exit code, so each one means one thing:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import signal
@@ -121,15 +123,25 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
+# A disk the user must make room on (or make writable): like an --out that cannot be created, exit 2.
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
 def _internal(e: BaseException, debug: bool) -> int:
-    """Exit code 4 with one line (the traceback before it when debugging)."""
+    """Exit code 4 with one line (the traceback before it when debugging); 2 for an output that cannot
+    be written or a full disk, which the user fixes (the same command then goes on)."""
     if debug:
         traceback.print_exception(e)
     if isinstance(e, OutputError) or (isinstance(e, OSError) and _from_output(e)):
         cause = e.__cause__ if isinstance(e, OutputError) else e
         _quiet_stdout()
         say(f"error: cannot write the output: {getattr(cause, 'strerror', None) or _describe(cause)}")
-    elif isinstance(e, OSError):
+        return EXIT_BAD_INPUT
+    if isinstance(e, OSError) and e.errno in _NO_ROOM:
+        where = f": {e.filename}" if e.filename else ""
+        say(f"error: {e.strerror or _describe(e)}{where}")
+        return EXIT_BAD_INPUT
+    if isinstance(e, OSError):
         where = f": {e.filename}" if e.filename else ""
         say(f"error: {e.strerror or _describe(e)}{where}")
     elif isinstance(e, MemoryError):
