@@ -9,12 +9,22 @@ way resumes from its last finished deal; the Dask engine drops them (its shards 
 
 from __future__ import annotations
 
-from fcanalyze.engines.base import Engine, EngineError, OnRecord, Progress, Report, Task, TaskFn
+from fcanalyze.engines.base import (
+    Engine,
+    EngineError,
+    InFlight,
+    OnRecord,
+    Progress,
+    Report,
+    Task,
+    TaskFn,
+)
 from fcanalyze.engines.serial import SerialEngine
 
 __all__ = [
     "Engine",
     "EngineError",
+    "InFlight",
     "OnRecord",
     "Progress",
     "Report",

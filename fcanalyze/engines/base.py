@@ -47,6 +47,17 @@ class Task:
         return sum(b - a + 1 for a, b in self.spans)
 
 
+@dataclass(frozen=True)
+class InFlight:
+    """A task a worker holds, as the parent sees it: when it was handed out and when it last reported
+    (a finished deal, or progress), both on ``time.monotonic()``, and the deals it reported done."""
+
+    task: Task
+    started: float
+    last: float
+    deals: int = 0
+
+
 class EngineError(RuntimeError):
     """A task failed in a worker (the message carries the worker's traceback), or workers kept dying."""
 
@@ -69,6 +80,11 @@ class Engine(ABC):
     def parallelism(self) -> int:
         """How many tasks run at once: the scheduler cuts blocks into pieces when more than one does."""
         return 1
+
+    def in_flight(self) -> list[InFlight]:
+        """The tasks running now (the progress display names long searches from them); safe to call from
+        another thread of the parent. Engines whose workers report only whole tasks return none."""
+        return []
 
     def describe(self) -> str:
         return self.name

@@ -21,7 +21,7 @@ from typing import Any
 import multiprocess
 from multiprocess.connection import wait
 
-from fcanalyze.engines.base import Engine, EngineError, OnRecord, Progress, Task, TaskFn
+from fcanalyze.engines.base import Engine, EngineError, InFlight, OnRecord, Progress, Task, TaskFn
 
 MAX_ATTEMPTS = 3
 REPORT_EVERY = 0.25  # seconds between progress messages from a worker
@@ -107,6 +107,9 @@ class _Pool:
         self.attempts: dict[int, int] = {}
         self.retry: deque[int] = deque()  # tasks whose worker died, to hand out again first
         self.workers: dict[Any, dict[str, Any]] = {}  # parent connection -> {"proc", "task", "eof"}
+        #: The tasks handed out and not done, by id: read by the progress display from another thread,
+        #: so each entry is replaced whole, never changed in place.
+        self.flight: dict[int, InFlight] = {}
 
     def finished(self) -> bool:
         return self.exhausted and not self.pending
@@ -158,6 +161,9 @@ class _Pool:
                     f"shard {self.pending[tid].block} killed {MAX_ATTEMPTS} worker processes; giving up"
                 )
         w["task"] = tid
+        if tid is not None:
+            now = time.monotonic()
+            self.flight[tid] = InFlight(self.pending[tid], now, now)
         try:
             conn.send(None if tid is None else (tid, self.pending[tid]))
         except OSError:
@@ -180,6 +186,8 @@ class _Pool:
             except (EOFError, OSError):
                 self.workers[conn]["eof"] = True
                 break
+            if kind in ("progress", "record"):
+                self._heard(tid, payload[0] if kind == "progress" else 0)
             if kind == "progress":
                 on_progress(*payload)
             elif kind == "record":
@@ -189,11 +197,18 @@ class _Pool:
                 raise EngineError(f"shard {self.pending[tid].block} failed in a worker:\n{payload}")
             elif kind == "done":
                 self.workers[conn]["task"] = None
+                self.flight.pop(tid, None)
                 task = self.pending.pop(tid, None)
                 self.attempts.pop(tid, None)
                 if task is not None:
                     yield task, payload
                 self.feed(conn)
+
+    def _heard(self, tid: int, deals: int) -> None:
+        """Task `tid` reported: `deals` more done (a record comes after the progress that counts it)."""
+        f = self.flight.get(tid)
+        if f is not None:
+            self.flight[tid] = InFlight(f.task, f.started, time.monotonic(), f.deals + deals)
 
     def replace_if_dead(self, conn: Any) -> None:
         """When the worker on `conn` has ended, put its task back and start another worker if there is
@@ -202,6 +217,8 @@ class _Pool:
             return
         w = self.workers.pop(conn)
         tid = w["task"]
+        if tid is not None:
+            self.flight.pop(tid, None)
         if tid is not None and tid in self.pending:
             self.retry.appendleft(tid)
         conn.close()
@@ -231,6 +248,7 @@ class ProcessEngine(Engine):
     def __init__(self, workers: int | None = None):
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.threads_per_task = max(1, (os.cpu_count() or 1) // self.workers)
+        self._pool: _Pool | None = None
 
     def describe(self) -> str:
         return f"local, {self.workers} worker processes"
@@ -238,10 +256,14 @@ class ProcessEngine(Engine):
     def parallelism(self) -> int:
         return self.workers
 
+    def in_flight(self) -> list[InFlight]:
+        pool = self._pool
+        return list(pool.flight.values()) if pool is not None else []
+
     def run(
         self, fn: TaskFn, tasks: Iterable[Task], on_progress: Progress, on_record: OnRecord | None = None
     ) -> Iterator[tuple[Task, Any]]:
-        pool = _Pool(fn, tasks)
+        pool = self._pool = _Pool(fn, tasks)
         try:
             for _ in range(self.workers):  # no more workers than tasks
                 tid = pool.next_task()
@@ -253,4 +275,5 @@ class ProcessEngine(Engine):
                     yield from pool.receive(conn, on_progress, on_record)
                     pool.replace_if_dead(conn)
         finally:
+            self._pool = None
             pool.close()
