@@ -23,6 +23,9 @@ left open are searched again; with nothing left open it changes nothing.
 
 A full disk ends the run with `DiskFull` (one line naming the disk): what was finished stays, and the
 same command resumes once there is space.
+
+A `Watch` hears what a progress display needs besides the deals done: what a resumed run kept, the search
+time of the deals computed, each shard written, and the searches running now (`Running`).
 """
 
 from __future__ import annotations
@@ -30,24 +33,105 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from fcanalyze import atomic, journal, runfile, shards
 from fcanalyze.deals import format_range, range_size
 from fcanalyze.engines import Engine, Progress, Task
-from fcanalyze.jobs import Job, analyze, verify
+from fcanalyze.jobs import Job, analyze, task_deals, verify
 
 JOBS: dict[str, Job] = {job.name: job for job in (analyze.JOB, verify.JOB)}
 #: The most deals in a piece: small enough that a worker's last piece does not hold up the run.
 MAX_PIECE = 50
 #: Pieces per worker over a small range: enough to even out deals of different lengths.
 PIECES_PER_WORKER = 8
+
+
+@dataclass(frozen=True)
+class Running:
+    """A search in progress, as the parent sees it: its deal (None when the task reports a chunk of
+    deals at a time: then `deals`, the chunk), how long since its task last reported (the time of this
+    search so far), and the directory where its layered proof keeps its checkpoint (when it has one)."""
+
+    deal: int | None
+    deals: tuple[int, int]
+    seconds: float
+    scratch: Path | None = None
+
+
+class Watch:
+    """What a run tells its progress display besides the deals done (`on_progress`); does nothing here."""
+
+    def resuming(self, done: int, total: int, shards: int) -> None:
+        """The run starts with `done` of its `total` deals already done, `shards` shards complete."""
+
+    def finished(self, deals: int, cpu_ms: float) -> None:
+        """`deals` deals computed in this run, whose searches took `cpu_ms` milliseconds."""
+
+    def shard_written(self) -> None:
+        """A shard's files are written."""
+
+    def attach(self, running: Callable[[], list[Running]], workers: int, shards_total: int) -> None:
+        """The run is about to compute its `shards_total` shards (those complete included) on `workers`
+        workers; `running()` lists the searches in progress (callable from another thread)."""
+
+
+#: The order in which a job's task searches its deals, when it is not deal order.
+_ORDERS: dict[str, Callable[[Task, dict[int, Any]], list[int]]] = {"analyze": analyze.order}
+#: Deals a job's task reports at a time, when more than one.
+_CHUNKS: dict[str, int] = {"verify": verify.CHUNK}
+
+
+class _Searches:
+    """The tasks of a run (`tasks`: iterated as an engine takes them, as often as it does) and the
+    searches in progress: which deal each running task searches, from the order in which it searches
+    them (noted when an engine takes the task) and the deals it has reported."""
+
+    def __init__(self, job: Job, engine: Engine, scratch: Path | None, tasks: Iterable[Task]):
+        self.job, self.engine, self.scratch, self.tasks = job, engine, scratch, tasks
+        self.orders: dict[int, list[int]] = {}
+
+    def __iter__(self) -> Iterator[Task]:
+        order = _ORDERS.get(self.job.name)
+        for task in self.tasks:
+            resumed = {r["deal"]: r for r in task.resume}
+            self.orders[id(task)] = order(task, resumed) if order else task_deals(task)
+            yield task
+
+    def done(self, task: Task) -> None:
+        self.orders.pop(id(task), None)
+
+    def running(self) -> list[Running]:
+        now = time.monotonic()
+        chunk = _CHUNKS.get(self.job.name, 1)
+        found = []
+        for f in self.engine.in_flight():
+            order = self.orders.get(id(f.task))
+            if order is None or f.deals >= len(order):
+                continue
+            part = order[f.deals : f.deals + chunk]
+            deal = part[0] if chunk == 1 else None
+            where = self.scratch / str(deal) if self.scratch and deal is not None else None
+            found.append(Running(deal, (min(part), max(part)), now - f.last, where))
+        return found
+
+
+def shard_count(spans: list[tuple[int, int]], shard_size: int) -> int:
+    """How many blocks of `shard_size` deals the merged, sorted `spans` touch."""
+    count, last_block = 0, None
+    for a, b in spans:
+        first, last = (a - 1) // shard_size, (b - 1) // shard_size
+        count += last - first + 1 - (first == last_block)
+        last_block = last
+    return count
 
 
 class DiskFull(ValueError):
@@ -208,17 +292,18 @@ def run(
     on_progress: Progress | None = None,
     on_skip: Progress | None = None,
     redo_undecided: bool = False,
+    watch: Watch | None = None,
 ) -> RunResult:
     """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there (whole shards,
     and the journaled deals of unfinished ones). With `redo_undecided`, the deals a budget left open in
     finished shards are searched again (with this version's searches, and with larger budgets if given:
     the run file records each raise in ``budgets_raised``), and each such shard is replaced atomically once
     recomputed. Raises `ValueError` (one line) for a directory it cannot use or whose files are damaged,
-    `DiskFull` when the disk fills up."""
+    `DiskFull` when the disk fills up. `watch` hears what a progress display needs (`Watch`)."""
     job = JOBS[job_name]
     out = Path(out)
     try:
-        return _run(job, spans, out, engine, config, on_progress, on_skip, redo_undecided)
+        return _run(job, spans, out, engine, config, on_progress, on_skip, redo_undecided, watch or Watch())
     except OSError as e:
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise DiskFull(_disk_full_message(out, e)) from None
@@ -237,6 +322,7 @@ def _run(
     on_progress: Progress | None,
     on_skip: Progress | None,
     redo_undecided: bool,
+    watch: Watch,
 ) -> RunResult:
     identity = runfile.identity(job.name, format_range(spans), config)
     state = _open(job, out, identity, config, spans, redo_undecided)
@@ -244,6 +330,10 @@ def _run(
     journals = journal.Journals(out)
     # Resumable files of the layered proofs in progress (a directory per deal).
     scratch = journal.scratch(out) if job.decided_records else None
+    kept = sum(state.run_file["shards"][b]["deals"] for b in state.skip)
+    kept += sum(len(records) for records in state.resume.values())
+    if 0 < kept < range_size(spans):  # a run with nothing left to compute resumes nothing
+        watch.resuming(kept, range_size(spans), len(state.skip))
     for block in sorted(state.skip):
         _skip(state.run_file["shards"][block], block, journals, result, on_skip)
 
@@ -254,8 +344,10 @@ def _run(
     tasks = Plan(
         job, spans, config, state, str(scratch) if scratch else None, engine.threads_per_task, size, start
     )
+    searches = _Searches(job, engine, scratch, tasks)
+    watch.attach(searches.running, engine.parallelism(), shard_count(spans, config["shard_size"]))
     try:
-        _compute(job, out, engine, tasks, state.run_file, journals, result, on_progress)
+        _compute(job, out, engine, searches, state.run_file, journals, result, on_progress, watch)
     finally:
         journals.close()
     if tasks.started or not state.was_complete or _derived_missing(out, state.run_file):
@@ -442,21 +534,31 @@ def _compute(
     job: Job,
     out: Path,
     engine: Engine,
-    tasks: Plan,
+    tasks: _Searches,
     run_file: dict[str, Any],
     journals: journal.Journals,
     result: RunResult,
     on_progress: Progress | None,
+    watch: Watch,
 ) -> None:
     """Run `tasks` on `engine`, journaling the records they send, and write each shard, then the run file,
     as its last piece completes."""
     assembly = _Assembly(job)
+
+    def on_record(task: Task, record: Any) -> None:
+        journals.append(task.block, record)
+        watch.finished(1, sum(s["elapsed_ms"] for s in record["searches"]))
+
     for task, output in engine.run(
         job.run_task,
         tasks,
         on_progress or (lambda n, c: None),
-        lambda task, record: journals.append(task.block, record),
+        on_record,
     ):
+        tasks.done(task)
+        if not job.decided_records and "searches" in output["tables"]:
+            # A job that sends no record per deal: its search time comes with the task's tables.
+            watch.finished(task.deals, pc.sum(output["tables"]["searches"]["elapsed_ms"]).as_py() or 0.0)
         whole = assembly.add(task, output)
         if whole is None:
             continue
@@ -470,6 +572,7 @@ def _compute(
         journals.remove(task.block)
         result.computed += 1
         result.counts.update(output["counts"])
+        watch.shard_written()
 
 
 def _derived_missing(out: Path, run_file: dict[str, Any]) -> bool:
