@@ -125,7 +125,7 @@ def analyze(
     output_directory(out)
     if workers is None and scheduler is None:
         workers = workers_for_memory(max_memory_mb)
-    progress = Progress(range_size(spans), CLASSES, quiet, "analyze")
+    progress = Progress(range_size(spans), CLASSES, quiet, "analyze", max_cells=max_cells)
     try:
         with open_engine(engine, workers, scheduler) as eng:
             if threads:
@@ -139,6 +139,7 @@ def analyze(
                 on_progress=progress,
                 on_skip=progress.skipped,
                 redo_undecided=redo_undecided,
+                watch=progress,
             )
     except ValueError as e:
         raise BadInput(str(e)) from None

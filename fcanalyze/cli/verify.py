@@ -94,11 +94,18 @@ def verify_unsolvable(
     listed = read_expected(expected) if expected else published.known_unsolvable_in(spans)
     output_directory(out)
     listed = [d for d in listed if any(a <= d <= b for a, b in spans)]
-    progress = Progress(range_size(spans), verify_job.COUNTERS, quiet, "verify")
+    progress = Progress(range_size(spans), verify_job.COUNTERS, quiet, "verify", max_cells=4)
     try:
         with open_engine(engine, workers, scheduler) as eng:
             result = runner.run(
-                "verify", spans, out, eng, config, on_progress=progress, on_skip=progress.skipped
+                "verify",
+                spans,
+                out,
+                eng,
+                config,
+                on_progress=progress,
+                on_skip=progress.skipped,
+                watch=progress,
             )
     except ValueError as e:
         raise BadInput(str(e)) from None
