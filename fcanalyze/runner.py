@@ -545,8 +545,11 @@ def _compute(
     as its last piece completes."""
     assembly = _Assembly(job)
 
+    recorded: Counter[int] = Counter()  # records received, by task
+
     def on_record(task: Task, record: Any) -> None:
         journals.append(task.block, record)
+        recorded[id(task)] += 1
         watch.finished(1, sum(s["elapsed_ms"] for s in record["searches"]))
 
     for task, output in engine.run(
@@ -556,9 +559,8 @@ def _compute(
         on_record,
     ):
         tasks.done(task)
-        if not job.decided_records and "searches" in output["tables"]:
-            # A job that sends no record per deal: its search time comes with the task's tables.
-            watch.finished(task.deals, pc.sum(output["tables"]["searches"]["elapsed_ms"]).as_py() or 0.0)
+        if not recorded.pop(id(task), 0):
+            _finished_from_tables(task, output, watch)
         whole = assembly.add(task, output)
         if whole is None:
             continue
@@ -573,6 +575,18 @@ def _compute(
         result.computed += 1
         result.counts.update(output["counts"])
         watch.shard_written()
+
+
+def _finished_from_tables(task: Task, output: dict[str, Any], watch: Watch) -> None:
+    """Tell `watch` the search time of a task that sent no record per deal (a job that sends none, or an
+    engine that drops them): from its searches table, without the deals it resumed."""
+    searches = output["tables"].get("searches")
+    if searches is None:
+        return
+    resumed = [r["deal"] for r in task.resume]
+    if resumed:
+        searches = searches.filter(pc.invert(pc.is_in(searches["deal"], pa.array(resumed, pa.int64()))))
+    watch.finished(task.deals - len(resumed), pc.sum(searches["elapsed_ms"]).as_py() or 0.0)
 
 
 def _derived_missing(out: Path, run_file: dict[str, Any]) -> bool:

@@ -269,3 +269,27 @@ def test_shell_completion_as_documented():
         timeout=60,
     )
     assert done.stdout.split() == ["plain,verify-unsolvable"]
+
+
+@pytest.mark.parametrize("records", [True, False], ids=["records", "dropped"])
+def test_the_watch_hears_the_search_time_of_every_deal_computed(tmp_path, records):
+    """From each deal's record, or, when an engine drops the records (the Dask engine does), from each
+    task's searches table: the same deals and search time, those of the tables."""
+    import pandas as pd
+
+    class Engine(SerialEngine):
+        def run(self, fn, tasks, on_progress, on_record=None):
+            yield from super().run(fn, tasks, on_progress, on_record if records else None)
+
+    class Heard(runner.Watch):
+        deals, ms = 0, 0.0
+
+        def finished(self, deals: int, cpu_ms: float) -> None:
+            self.deals += deals
+            self.ms += cpu_ms
+
+    heard = Heard()
+    config = analyze_job.config(max_positions=500000, shard_size=8)
+    runner.run("analyze", [(1, 12)], tmp_path / "o", Engine(), config, watch=heard)
+    searches = pd.read_parquet(tmp_path / "o" / "searches")
+    assert heard.deals == 12 and heard.ms == pytest.approx(searches["elapsed_ms"].sum())
