@@ -97,13 +97,14 @@ class _Searches:
 
     def __init__(self, job: Job, engine: Engine, scratch: Path | None, tasks: Iterable[Task]):
         self.job, self.engine, self.scratch, self.tasks = job, engine, scratch, tasks
-        self.orders: dict[int, list[int]] = {}
+        #: By task: its deals in the order it searches them, and how many it resumes (they come first).
+        self.orders: dict[int, tuple[list[int], int]] = {}
 
     def __iter__(self) -> Iterator[Task]:
         order = _ORDERS.get(self.job.name)
         for task in self.tasks:
             resumed = {r["deal"]: r for r in task.resume}
-            self.orders[id(task)] = order(task, resumed) if order else task_deals(task)
+            self.orders[id(task)] = (order(task, resumed) if order else task_deals(task), len(resumed))
             yield task
 
     def done(self, task: Task) -> None:
@@ -114,10 +115,15 @@ class _Searches:
         chunk = _CHUNKS.get(self.job.name, 1)
         found = []
         for f in self.engine.in_flight():
-            order = self.orders.get(id(f.task))
-            if order is None or f.deals >= len(order):
+            noted = self.orders.get(id(f.task))
+            if noted is None:
                 continue
-            part = order[f.deals : f.deals + chunk]
+            order, resumed = noted
+            # A worker may hold back its count of resumed deals until it sends the next record.
+            k = max(f.deals, resumed)
+            if k >= len(order):
+                continue
+            part = order[k : k + chunk]
             deal = part[0] if chunk == 1 else None
             where = self.scratch / str(deal) if self.scratch and deal is not None else None
             found.append(Running(deal, (min(part), max(part)), now - f.last, where))

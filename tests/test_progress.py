@@ -293,3 +293,35 @@ def test_the_watch_hears_the_search_time_of_every_deal_computed(tmp_path, record
     runner.run("analyze", [(1, 12)], tmp_path / "o", Engine(), config, watch=heard)
     searches = pd.read_parquet(tmp_path / "o" / "searches")
     assert heard.deals == 12 and heard.ms == pytest.approx(searches["elapsed_ms"].sum())
+
+
+def test_the_deal_in_progress_is_named_from_the_task_s_order(tmp_path):
+    """A task that resumed deals 1 and 2 of 1-4 searches 4 next (3, which the stop most likely cut short,
+    goes last: jobs.analyze.order), even before its worker has counted the resumed ones; then 3. A verify
+    task names the chunk of deals it is on."""
+    from fcanalyze.engines import InFlight, Task
+
+    config = analyze_job.config(max_positions=500000, shard_size=4)
+    resumed = tuple({"deal": d} for d in (1, 2))
+    task = Task("analyze", config, "0000000001-0000000004", ((1, 4),), resume=resumed, scratch=str(tmp_path))
+    flight: list[InFlight] = []
+
+    class Engine(SerialEngine):
+        def in_flight(self):
+            return flight
+
+    searches = runner._Searches(runner.JOBS["analyze"], Engine(), tmp_path, [task])
+    assert list(searches) == [task]
+    now = time.monotonic()
+    for reported, deal in [(0, 4), (2, 4), (3, 3)]:
+        flight[:] = [InFlight(task, now - 5, now - 5, reported)]
+        (r,) = searches.running()
+        assert (r.deal, r.scratch) == (deal, tmp_path / str(deal)) and r.seconds >= 5
+    flight[:] = [InFlight(task, now, now, 4)]
+    assert searches.running() == []
+    vtask = Task("verify", {}, "0000000001-0000001000", ((1, 1000),))
+    searches = runner._Searches(runner.JOBS["verify"], Engine(), None, [vtask])
+    list(searches)
+    flight[:] = [InFlight(vtask, now, now, 200)]
+    (r,) = searches.running()
+    assert (r.deal, r.deals, r.scratch) == (None, (201, 300), None)
