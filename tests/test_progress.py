@@ -177,12 +177,14 @@ def test_a_long_search_is_named_from_its_layered_checkpoint(tmp_path):
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(ckpt)], cwd=tmp_path)
     state = ckpt / "cells-1" / "checkpoint"
+    found = None
     try:
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None and not state.exists():
+        # The first checkpoints come before any position is counted: wait for one past them.
+        while time.monotonic() < deadline and proc.poll() is None and not (found and found.positions):
             time.sleep(0.05)
+            found = read_checkpoint(ckpt)
         assert state.exists(), "no checkpoint"
-        found = read_checkpoint(ckpt)
     finally:
         proc.kill()
         proc.wait()
