@@ -2,9 +2,7 @@
 //! an open-addressing table of (hash tag, index) slots. About 24 bytes per position in the arena plus
 //! 8 bytes per table slot at a load factor between 0.35 and 0.7: 35–47 bytes per position in all.
 
-use crate::key::{pack, unpack, Key};
-// compat: removed at integration
-pub use crate::key::hash;
+use crate::key::{hash, pack, unpack, Key};
 
 /// A stored position: its packed 20-byte key and the index of the position it was first reached from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

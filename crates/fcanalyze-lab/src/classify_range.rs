@@ -2,7 +2,7 @@
 //! Usage: classify-range FIRST LAST [THREADS] [MAX_CELLS]
 //! env: SOLVE=short-solve budget, CAP=prover budget, START=first cell count, OUT=per-deal TSV file,
 //! DEALS=comma list instead of a range.
-use fccore::classify::{Classifier, ClassifyLimits};
+use fccore::{Classifier, ClassifyLimits};
 use fccore::{Layout, Outcome};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -9,9 +9,9 @@ pub fn run(args: &[String]) {
     let mut s = Solver::new();
     if let Ok(w) = std::env::var("W") {
         let v: Vec<i32> = w.split(',').map(|x| x.parse().unwrap()).collect();
-        let mut arr = [0; search::NFEATURES];
+        let mut arr = [0; NFEATURES];
         arr[..v.len()].copy_from_slice(&v);
-        s.weights = search::Weights(arr);
+        s.weights = Weights(arr);
     }
     if let Ok(spec) = std::env::var("DFSP") {
         s.dives.clear();
@@ -34,14 +34,14 @@ pub fn run(args: &[String]) {
                 None => (b, false),
             };
             let v: Vec<i32> = ws.split(',').map(|x| x.parse().unwrap()).collect();
-            let mut dw = [0; search::NFEATURES];
+            let mut dw = [0; NFEATURES];
             dw[..v.len()].copy_from_slice(&v);
             let (b, n) = b.split_once('n').unwrap_or((b, "32"));
             let (b, g) = b.split_once('g').unwrap_or((b, "100"));
             let (b, r) = b.split_once('r').unwrap_or((b, "0"));
             let (b, q) = b.split_once('/').unwrap_or((b, "1000000"));
-            s.dives.push(search::Dive {
-                weights: search::Weights(dw),
+            s.dives.push(Dive {
+                weights: Weights(dw),
                 budget: b.parse().unwrap(),
                 quantum: q.parse().unwrap(),
                 restarts: r.parse().unwrap(),

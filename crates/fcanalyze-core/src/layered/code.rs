@@ -4,8 +4,7 @@
 
 use std::io::Write;
 
-use crate::position::Key;
-use crate::prove::{signature, unpack, FIELD_LOW};
+use crate::key::{hash, signature, unpack, Key, FIELD_LOW};
 
 /// A seed: its packed key, the packed key of the position it was reached from ([`NO_PARENT`] for the
 /// start), and a 64-bit hash of its group's [`signature`] (high word first).
@@ -41,7 +40,7 @@ pub(super) fn rec_order(r: &Rec) -> (u32, u32, [u32; 5]) {
 #[inline]
 pub(super) fn group_hash(key: &Key) -> u64 {
     let s = signature(key);
-    crate::store::hash(&[
+    hash(&[
         s[0] ^ s[3].rotate_left(17),
         s[1] ^ s[4].rotate_left(29),
         s[2] ^ s[5].rotate_left(41),

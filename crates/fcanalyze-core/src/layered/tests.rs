@@ -1,7 +1,7 @@
 use super::*;
 use crate::layer::{progress, LAYERS};
 use crate::position::Position;
-use crate::prove::Rules;
+use crate::prover::Rules;
 
 use super::code::{Frame, LEAN};
 use super::spill::{remove_orphans, SpillDir};

@@ -21,14 +21,11 @@ mod tests;
 use crate::card::{self, fits_on, opposite_suits, rank, suit, Card, NONE};
 use crate::error::Result;
 use crate::key::{
-    key_shift, key_word, set_loc, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_HI,
+    key_shift, key_word, set_loc, Key, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_HI,
     LOC_PARENT_LO,
 };
+use crate::layout::{Layout, MAX_CELLS, NCOLS};
 
-// compat: removed at integration (position uses them: keep them as `use`)
-pub use crate::key::Key;
-// compat: removed at integration (position uses them: keep them as `use`)
-pub use crate::layout::{Layout, MAX_CELLS, NCOLS};
 pub use peek::{DepthPlace, Peek, PeekBase};
 pub use stats::ColumnStats;
 

@@ -195,7 +195,7 @@ impl KeySet {
         let _ = h;
     }
 
-    /// Insert `key` whose hash is `h` ([`crate::store::hash`]); true when it is new.
+    /// Insert `key` whose hash is `h` ([`crate::key::hash`]); true when it is new.
     #[inline(always)]
     pub fn insert_hashed(&mut self, key: &Key, h: u64) -> bool {
         let s = &mut self.shards[Self::shard_of(h)];

@@ -8,7 +8,7 @@ use crate::card::{fits_on, make, rank, suit, Card, NONE};
 use crate::key::{
     gather_fields, set_loc, Key, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_LO,
 };
-use crate::position::{Layout, NCOLS};
+use crate::layout::{Layout, NCOLS};
 
 /// "No card" in [`Lean`]'s links: bit 63 of a card mask, never a card.
 const NO: u8 = 63;
