@@ -1,30 +1,30 @@
 //! fcanalyze's core: Microsoft FreeCell deals, the exact rules of play, canonical positions and the
 //! search engine. Plain Rust with no Python types; `fcanalyze-py` binds it as `fcanalyze._core`.
 
-pub mod beam;
-pub mod card;
-pub mod cascade;
-pub mod classify;
-pub mod deal;
-pub mod error;
-pub mod heuristic;
-pub mod interrupt;
-pub mod key;
-pub mod layer;
-pub mod layered;
-pub mod layout;
-pub mod limits;
+mod beam;
+mod card;
+mod cascade;
+mod classify;
+mod deal;
+mod error;
+mod heuristic;
+mod interrupt;
+mod key;
+mod layer;
+mod layered;
+mod layout;
+mod limits;
 mod line;
 mod mem;
-pub mod notation;
-pub mod outcome;
-pub mod position;
-pub mod prover;
+mod notation;
+mod outcome;
+mod position;
+mod prover;
 mod queue;
-pub mod replay;
-pub mod short;
-pub mod solver;
-pub mod store;
+mod replay;
+mod short;
+mod solver;
+mod store;
 
 // Errors.
 pub use error::{Error, Result};

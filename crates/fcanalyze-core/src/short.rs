@@ -37,8 +37,7 @@ use crate::store::Store;
 /// Number of features of the move-count estimate.
 pub const NF: usize = 10;
 
-/// Feature indices.
-pub const F_HAND: usize = 0;
+/// Feature index of the runs holding a card that needs a move by hand (feature 0 counts those cards).
 pub const F_RUNS: usize = 1;
 
 /// The features of `p` for the move-count estimate:

@@ -63,7 +63,7 @@ impl Store {
         self.entries.len()
     }
 
-    #[inline(always)]
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -71,11 +71,6 @@ impl Store {
     #[inline(always)]
     pub fn get(&self, idx: u32) -> &Entry {
         &self.entries[idx as usize]
-    }
-
-    /// Bytes held now.
-    pub fn memory(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry>() + self.slots.len() * 8
     }
 
     /// Insert `key`, reached from `parent`; returns its new index, or `None` when it was already stored.
@@ -118,6 +113,7 @@ impl Store {
     }
 
     /// The index of `key` if stored.
+    #[cfg(test)]
     pub fn find(&self, key: &Key) -> Option<u32> {
         let h = hash(key);
         let tag = h & 0xFFFF_FFFF_0000_0000;

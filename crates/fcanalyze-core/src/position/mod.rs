@@ -27,7 +27,6 @@ use crate::key::{
 use crate::layout::{Layout, MAX_CELLS, NCOLS};
 
 pub use peek::{DepthPlace, Peek, PeekBase};
-pub use stats::ColumnStats;
 
 /// The place code of the foundations; columns are 0..8 and free-cell slots are 8..16.
 pub const FOUNDATION: u8 = 16;
@@ -61,7 +60,7 @@ pub struct Position {
     ncells: u8,
     /// Whether `prefix` is kept (only the heuristic searches need it).
     track: bool,
-    /// Per column card: the packed [`ColumnStats`] of its column from the buried card up to it, and
+    /// Per column card: the packed [`stats::ColumnStats`] of its column from the buried card up to it, and
     /// its height in the column (bits 40–44).
     prefix: [u64; 52],
     /// Per column card: its column (kept with `prefix`).

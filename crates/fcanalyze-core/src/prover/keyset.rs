@@ -165,7 +165,7 @@ impl KeySet {
         self.len
     }
 
-    #[inline(always)]
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -214,6 +214,7 @@ impl KeySet {
     }
 
     /// Every key of the set, in table order.
+    #[cfg(test)]
     pub fn keys(&self) -> Vec<Key> {
         let mut out = Vec::with_capacity(self.len);
         for s in &self.shards {
