@@ -7,8 +7,8 @@
 //! as it was (5515 positions, checksum 794683). For instruction counts, run the bench binary under a
 //! profiler with `--profile-time SECONDS`.
 use criterion::{criterion_group, criterion_main, Criterion};
-use fccore::position::Origin;
-use fccore::search::peek_features;
+use fccore::peek_features;
+use fccore::Origin;
 use fccore::{Layout, Move, Position};
 use std::hint::black_box;
 

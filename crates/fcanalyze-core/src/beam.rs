@@ -13,18 +13,22 @@
 //! lower key.
 //!
 //! The line comes from the depths kept (each position with its parent's index one depth up), is
-//! shortened and made concrete as the prover's lines are ([`crate::prove::checked_line`]), and is
+//! shortened and made concrete as the prover's lines are ([`crate::line::checked_line`]), and is
 //! replayed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use crate::error::Result;
+use crate::heuristic::{scored_children, Weights};
+use crate::key::Key;
 use crate::layer::progress;
+use crate::layout::Layout;
+use crate::limits::Limits;
+use crate::line::checked_line;
 use crate::outcome::{Budget, Outcome, SearchResult};
-use crate::position::{Key, Layout, Move, Position};
-use crate::prove::{checked_line, KeySet, Rules};
-use crate::search::{scored_children, Limits, Weights};
+use crate::position::{Move, Position};
+use crate::prover::{KeySet, Rules};
 
 /// A position kept at some depth, with the index of its parent one depth up.
 #[derive(Clone, Copy)]
@@ -295,7 +299,7 @@ fn keep_best(seeds: &mut Vec<(u64, Key, Key)>, n: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prove::Prover;
+    use crate::prover::Prover;
 
     fn limits(max_positions: u64) -> Limits {
         Limits {

@@ -9,10 +9,12 @@ use std::path::Path;
 use crate::beam::{beam, layer_beam};
 use crate::error::Result;
 use crate::layered::{has_checkpoint, prove_layered, LayeredConfig, LayeredOutcome};
+use crate::layout::Layout;
+use crate::limits::Limits;
+use crate::line::checked_line;
 use crate::outcome::{Budget, Outcome, SearchResult};
-use crate::position::Layout;
-use crate::prove::{checked_line, Prover, Rules};
-use crate::search::{Limits, Solver, Strategy};
+use crate::prover::{Prover, Rules};
+use crate::solver::{Solver, Strategy};
 use crate::store::BYTES_PER_POSITION;
 
 /// The beams [`prove_bounded`] tries when the prover runs out of memory: width and most positions (a

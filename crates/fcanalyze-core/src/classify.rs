@@ -20,10 +20,11 @@
 use crate::beam::beam;
 use crate::cascade::prove_bounded;
 use crate::error::Result;
+use crate::layout::Layout;
+use crate::limits::Limits;
 use crate::outcome::{Outcome, SearchResult};
-use crate::position::Layout;
-use crate::prove::Prover;
-use crate::search::{Limits, Solver, Strategy};
+use crate::prover::Prover;
+use crate::solver::{Solver, Strategy};
 
 /// The search that settled one cell count.
 #[derive(Clone, Debug)]

@@ -5,7 +5,8 @@
 
 use crate::card::NONE;
 use crate::key::Key;
-use crate::position::{DepthPlace, Move, Origin, Peek, PeekBase, Position, NCOLS};
+use crate::layout::NCOLS;
+use crate::position::{DepthPlace, Move, Origin, Peek, PeekBase, Position};
 
 /// Number of heuristic features.
 pub const NFEATURES: usize = 14;

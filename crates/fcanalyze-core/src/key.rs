@@ -86,6 +86,9 @@ pub(crate) fn with_loc(key: &Key, c: Card, loc: u64) -> Key {
     [word(0), word(1), word(2)]
 }
 
+/// Bytes of a packed key ([`pack`]).
+pub(crate) const PACKED_BYTES: usize = std::mem::size_of::<[u32; 5]>();
+
 /// The key in its 20 bytes, as the stores keep it.
 #[inline(always)]
 pub fn pack(k: &Key) -> [u32; 5] {

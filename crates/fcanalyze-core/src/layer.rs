@@ -5,8 +5,7 @@
 //! ([`crate::layered`]) finishes the layers in order, and the layer beam ([`crate::beam::layer_beam`])
 //! keeps the best positions of each.
 
-use crate::position::Key;
-use crate::prove::{cards_dealt, cards_home};
+use crate::key::{cards_dealt, cards_home, Key};
 
 /// Number of layers: progress runs from 0 to 104.
 pub const LAYERS: usize = 105;

@@ -1,49 +1,70 @@
 //! fcanalyze's core: Microsoft FreeCell deals, the exact rules of play, canonical positions and the
 //! search engine. Plain Rust with no Python types; `fcanalyze-py` binds it as `fcanalyze._core`.
 
-pub mod beam;
-pub mod card;
-pub mod cascade;
-pub mod classify;
-pub mod deal;
-pub mod error;
-pub mod heuristic;
-pub mod interrupt;
-pub mod key;
-pub mod layer;
-pub mod layered;
-pub mod layout;
-pub mod limits;
+mod beam;
+mod card;
+mod cascade;
+mod classify;
+mod deal;
+mod error;
+mod heuristic;
+mod interrupt;
+mod key;
+mod layer;
+mod layered;
+mod layout;
+mod limits;
 mod line;
 mod mem;
-pub mod notation;
-pub mod outcome;
-pub mod position;
-pub mod prover;
+mod notation;
+mod outcome;
+mod position;
+mod prover;
 mod queue;
-pub mod replay;
-pub mod short;
-pub mod solver;
-pub mod store;
+mod replay;
+mod short;
+mod solver;
+mod store;
 
-// compat: removed at integration
-pub mod prove {
-    pub(crate) use crate::key::FIELD_LOW;
-    pub use crate::key::{cards_dealt, cards_home, pack, signature, unpack};
-    pub use crate::line::{checked_line, line_of};
-    pub use crate::prover::*;
-}
-
-// compat: removed at integration
-pub mod search {
-    pub(crate) use crate::heuristic::scored_children;
-    pub use crate::heuristic::{features, peek_features, score, weigh, Weights, NFEATURES};
-    pub use crate::limits::Limits;
-    pub use crate::solver::*;
-}
-
+// Errors.
 pub use error::{Error, Result};
+
+// Deals and cards.
+pub use card::{
+    make as make_card, name as card_name, parse as parse_card, rank, suit, Card, NONE, SUIT_CHARS,
+};
+pub use deal::{deal, MAX_DEAL};
+
+// Positions and moves.
+pub use key::Key;
+pub use layout::{Layout, MAX_CELLS, NCOLS};
+pub use position::{Move, Origin, Position, FOUNDATION};
+
+// Searches and budgets.
+pub use heuristic::{features, peek_features, Weights, NFEATURES};
+pub use interrupt::{clear as clear_interrupt, count as interrupts, raise as interrupt};
 pub use limits::Limits;
-pub use outcome::{Outcome, SearchResult, SolutionMove};
-pub use position::{Layout, Move, Position};
-pub use solver::{Solver, Strategy};
+pub use outcome::{Budget, Outcome, SearchResult, SolutionMove};
+pub use short::{solve_short, ShortSolver};
+pub use solver::{Dive, Solver, Strategy};
+pub use store::BYTES_PER_POSITION;
+
+// Proofs.
+pub use cascade::prove_bounded;
+pub use layered::{prove_layered, LayeredConfig, LayeredOutcome};
+pub use prover::{Prover, Rules, Thread};
+
+// Lines and notation.
+pub use line::checked_line;
+pub use notation::{format as format_line, format_move, parse as parse_line};
+pub use replay::replay;
+
+// Classification.
+pub use classify::{classify, Classification, Classifier, ClassifyLimits};
+
+/// For the lab (`crates/fcanalyze-lab`) and the benches only: experiment entry points that are not
+/// part of the product's API.
+#[doc(hidden)]
+pub mod lab {
+    pub use crate::beam::{beam_weighted, layer_beam};
+}

@@ -8,8 +8,9 @@ use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::key::Key;
+use crate::layout::Layout;
 use crate::outcome::SolutionMove;
-use crate::position::{Layout, Move, Origin, Position};
+use crate::position::{Move, Origin, Position};
 
 /// A step of a stored line, told by cards: a [`Position::describe`] code, or one of these codes of a
 /// composite move (its argument in bits 0–5), or [`VIA_ROOT`] for a step whose move is not known.
@@ -19,7 +20,7 @@ pub(crate) const VIA_SHIFT: u16 = 6 << 6;
 pub(crate) const VIA_ROOT: u16 = u16::MAX;
 
 /// What shortening a chain of keys asks of the rules of play on keys (the prover's
-/// [`crate::prove::Rules`]): the children of a key, and whether a key is sorted.
+/// [`crate::prover::Rules`]): the children of a key, and whether a key is sorted.
 pub trait Successors {
     /// The keys of the positions one move away from `key`'s (automatic moves applied), into `out`.
     fn children_of(&self, key: &Key, out: &mut Vec<Key>);
@@ -267,7 +268,7 @@ pub fn checked_line(
 }
 
 /// The concrete line of play through a chain of canonical keys (from the settled start to a sorted
-/// position), then on to the won game by sending the lowest card home, as [`crate::search`] does.
+/// position), then on to the won game by sending the lowest card home, as [`crate::solver`] does.
 pub fn line_of(layout: &Layout, ncells: usize, chain: &[Key]) -> Result<Vec<SolutionMove>> {
     let (start, origin) = Position::from_layout(layout, ncells)?;
     through_keys(start, &origin, chain, "prover's line")

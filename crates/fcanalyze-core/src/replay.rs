@@ -3,8 +3,9 @@
 //! returns is checked by it; the Python checker (`fcanalyze.checker`) is a second, slower twin.
 
 use crate::card::{self, Card, NONE};
+use crate::layout::Layout;
 use crate::outcome::SolutionMove;
-use crate::position::{Layout, FOUNDATION};
+use crate::position::FOUNDATION;
 
 /// Why a replay failed: the index of the offending move (or the move count, for the end) and the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]

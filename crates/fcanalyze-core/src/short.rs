@@ -14,7 +14,7 @@
 //!    shortest lines and proves lower bounds (used by the tests, too slow for a server: seconds to
 //!    minutes per deal).
 //! 3. When no line was found (rare with 4 cells; often with fewer), the complete solver of
-//!    [`crate::search`]: its line is shortened by [`ShortSolver::shortcuts`], and its proof of
+//!    [`crate::solver`]: its line is shortened by [`ShortSolver::shortcuts`], and its proof of
 //!    unsolvability is the only way this search answers `Unsolvable`.
 //!
 //! A line ends at a sorted position (see [`Position::is_sorted`]), finished by sending the lowest card
@@ -25,18 +25,19 @@ use std::time::Instant;
 
 use crate::card::{fits_on, is_red, rank, suit, NONE};
 use crate::error::Result;
+use crate::key::Key;
+use crate::layout::{Layout, NCOLS};
 use crate::limits::Limits;
 use crate::outcome::{Budget, Outcome, SearchResult};
-use crate::position::{Key, Layout, Move, Origin, Position, NCOLS};
+use crate::position::{Move, Origin, Position};
 use crate::queue::BucketQueue;
-use crate::search::{Solver, Strategy};
+use crate::solver::{Solver, Strategy};
 use crate::store::Store;
 
 /// Number of features of the move-count estimate.
 pub const NF: usize = 10;
 
-/// Feature indices.
-pub const F_HAND: usize = 0;
+/// Feature index of the runs holding a card that needs a move by hand (feature 0 counts those cards).
 pub const F_RUNS: usize = 1;
 
 /// The features of `p` for the move-count estimate:
@@ -153,7 +154,7 @@ pub struct Config {
     /// A* phase: go on after the first line until no shorter one can be found (with `wg == wh` and
     /// the admissible estimate `afw = [0, 1, 0, …]` the line is then a shortest one).
     pub exact: bool,
-    /// When no phase found a line: the complete solver of [`crate::search`], then shortcuts.
+    /// When no phase found a line: the complete solver of [`crate::solver`], then shortcuts.
     pub fallback: bool,
 }
 
@@ -520,7 +521,7 @@ impl ShortSolver {
         end
     }
 
-    /// When the other phases found no line: the complete solver of [`crate::search`] with the budget
+    /// When the other phases found no line: the complete solver of [`crate::solver`] with the budget
     /// left, whose line (long) is then shortened; its proof of unsolvability is a proof here too.
     fn fallback(&mut self, layout: &Layout, cx: &mut Ctx) -> Result<End> {
         let left = Limits {

@@ -2,9 +2,7 @@
 //! an open-addressing table of (hash tag, index) slots. About 24 bytes per position in the arena plus
 //! 8 bytes per table slot at a load factor between 0.35 and 0.7: 35–47 bytes per position in all.
 
-use crate::key::{pack, unpack, Key};
-// compat: removed at integration
-pub use crate::key::hash;
+use crate::key::{hash, pack, unpack, Key};
 
 /// A stored position: its packed 20-byte key and the index of the position it was first reached from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +63,7 @@ impl Store {
         self.entries.len()
     }
 
-    #[inline(always)]
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -73,11 +71,6 @@ impl Store {
     #[inline(always)]
     pub fn get(&self, idx: u32) -> &Entry {
         &self.entries[idx as usize]
-    }
-
-    /// Bytes held now.
-    pub fn memory(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry>() + self.slots.len() * 8
     }
 
     /// Insert `key`, reached from `parent`; returns its new index, or `None` when it was already stored.
@@ -120,6 +113,7 @@ impl Store {
     }
 
     /// The index of `key` if stored.
+    #[cfg(test)]
     pub fn find(&self, key: &Key) -> Option<u32> {
         let h = hash(key);
         let tag = h & 0xFFFF_FFFF_0000_0000;

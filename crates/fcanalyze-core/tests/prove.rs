@@ -1,11 +1,11 @@
 //! The lean prover and exact classification: the same rules as `Position` (children, sorted test),
 //! exact reachable-set counts, lines that replay, budgets that end undecided, known minimum cells.
 
-use fccore::classify::{classify, ClassifyLimits};
-use fccore::position::{Key, Layout, Position};
-use fccore::prove::{Prover, Rules, Thread};
-use fccore::replay::replay;
+use fccore::replay;
+use fccore::{classify, ClassifyLimits};
+use fccore::{Key, Layout, Position};
 use fccore::{Limits, Outcome, Solver, Strategy};
+use fccore::{Prover, Rules, Thread};
 use proptest::prelude::*;
 
 fn limits(max_positions: u64) -> Limits {
@@ -274,12 +274,12 @@ fn classify_proves_below_a_cell_count_left_open() {
 /// eight, which are home.
 #[test]
 fn layered_wins_come_with_lines() {
-    use fccore::layered::{prove_layered, LayeredConfig, LayeredOutcome};
+    use fccore::{prove_layered, LayeredConfig, LayeredOutcome};
     let mut lines = 0;
     for deal in 1..=12u64 {
         let mut layout = Layout::deal(deal).unwrap();
         for col in layout.columns.iter_mut() {
-            col.retain(|&c| fccore::card::rank(c) >= 7);
+            col.retain(|&c| fccore::rank(c) >= 7);
         }
         layout.foundations = [7; 4];
         for k in [0usize, 1] {
@@ -296,10 +296,10 @@ fn layered_wins_come_with_lines() {
                 continue;
             }
             assert!(r.chain.len() > 3, "deal {deal} k={k}: {r:?}");
-            let rules = fccore::prove::Rules::new(&layout, k);
-            let line = fccore::prove::checked_line(&layout, k, &rules, r.chain, "layered")
+            let rules = fccore::Rules::new(&layout, k);
+            let line = fccore::checked_line(&layout, k, &rules, r.chain, "layered")
                 .unwrap_or_else(|e| panic!("deal {deal} k={k}: {e}"));
-            fccore::replay::replay(&layout, k, &line).unwrap();
+            fccore::replay(&layout, k, &line).unwrap();
             lines += 1;
         }
     }
@@ -310,7 +310,7 @@ fn layered_wins_come_with_lines() {
 /// says won where a line exists.
 #[test]
 fn layered_proofs_count_what_the_prover_counts() {
-    use fccore::layered::{prove_layered, LayeredConfig, LayeredOutcome};
+    use fccore::{prove_layered, LayeredConfig, LayeredOutcome};
     let flushing = |flush: usize, threads: usize| LayeredConfig {
         flush_keys: Some(flush),
         threads,
@@ -354,11 +354,10 @@ fn layered_proofs_count_what_the_prover_counts() {
                     if b.outcome == LayeredOutcome::Won {
                         // The line to the won position, found again backwards through the kept
                         // seeds, replays from the deal.
-                        let rules = fccore::prove::Rules::new(&layout, k);
-                        let line =
-                            fccore::prove::checked_line(&layout, k, &rules, b.chain, "layered")
-                                .unwrap_or_else(|e| panic!("deal {deal} k={k}: {e}"));
-                        fccore::replay::replay(&layout, k, &line).unwrap();
+                        let rules = fccore::Rules::new(&layout, k);
+                        let line = fccore::checked_line(&layout, k, &rules, b.chain, "layered")
+                            .unwrap_or_else(|e| panic!("deal {deal} k={k}: {e}"));
+                        fccore::replay(&layout, k, &line).unwrap();
                     }
                 }
                 Outcome::Undecided => {}
@@ -369,7 +368,7 @@ fn layered_proofs_count_what_the_prover_counts() {
     // A late position, tens to kings stacked the wrong way up in four columns: won without cells.
     let late = Layout {
         columns: (0..4u8)
-            .map(|s| (9..=12u8).map(|r| fccore::card::make(r, s)).collect())
+            .map(|s| (9..=12u8).map(|r| fccore::make_card(r, s)).collect())
             .collect(),
         cells: vec![],
         foundations: [9; 4],
@@ -380,8 +379,8 @@ fn layered_proofs_count_what_the_prover_counts() {
     );
     let r = prove_layered(&late, 0, limits(u64::MAX), &LayeredConfig::default()).unwrap();
     assert_eq!(r.outcome, LayeredOutcome::Won);
-    let rules = fccore::prove::Rules::new(&late, 0);
-    let line = fccore::prove::checked_line(&late, 0, &rules, r.chain, "layered").unwrap();
+    let rules = fccore::Rules::new(&late, 0);
+    let line = fccore::checked_line(&late, 0, &rules, r.chain, "layered").unwrap();
     assert!(!line.is_empty());
 
     // Budgets end undecided, never unsolvable.

@@ -1,8 +1,8 @@
 //! The rules and the engine against the published figures and the independent replay.
 
-use fccore::outcome::SolutionMove;
-use fccore::position::{Layout, Position, FOUNDATION};
-use fccore::replay::replay;
+use fccore::replay;
+use fccore::SolutionMove;
+use fccore::{Layout, Position, FOUNDATION};
 use fccore::{Limits, Outcome, Solver, Strategy};
 use proptest::prelude::*;
 
@@ -136,7 +136,7 @@ proptest! {
     /// same canonical position, and every generated move (with its automatic moves) is accepted by the
     /// independent replay.
     #[test]
-    fn random_play_keeps_the_rules(deal in 1u64..=fccore::deal::MAX_DEAL, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..120)) {
+    fn random_play_keeps_the_rules(deal in 1u64..=fccore::MAX_DEAL, cells in 0usize..=8, picks in proptest::collection::vec(any::<u16>(), 1..120)) {
         let layout = Layout::deal(deal).unwrap();
         let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
         let mut line = Vec::new();

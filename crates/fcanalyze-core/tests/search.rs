@@ -1,10 +1,10 @@
 //! The solver's portfolio (dives sharing the store with a complete best-first search) and the column
 //! statistics its heuristics read.
 
-use fccore::outcome::SolutionMove;
-use fccore::position::{Layout, Origin, Position};
-use fccore::replay::replay;
-use fccore::search::Dive;
+use fccore::replay;
+use fccore::Dive;
+use fccore::SolutionMove;
+use fccore::{Layout, Origin, Position};
 use fccore::{Limits, Move, Outcome, Solver, Strategy};
 use proptest::prelude::*;
 
@@ -226,9 +226,9 @@ proptest! {
                         prop_assert_eq!(before, *q.key(), "peeked a child that needs automatic moves");
                         prop_assert_eq!(&pk.key, q.key());
                         prop_assert_eq!(pk.stats, q.stats_sum());
-                        prop_assert_eq!(fccore::search::peek_features(&p, &pk, true), fccore::search::features(&q));
+                        prop_assert_eq!(fccore::peek_features(&p, &pk, true), fccore::features(&q));
                     }
-                    None => prop_assert!(m.to == fccore::position::FOUNDATION || before != *q.key()),
+                    None => prop_assert!(m.to == fccore::FOUNDATION || before != *q.key()),
                 }
                 // A move told by its cards is found again, in this position and in the decoded one.
                 let code = p.describe(m);
@@ -304,12 +304,12 @@ proptest! {
         random_play(deal, cells, &picks, |p, origin, _| {
             let p = *p;
             let base = p.peek_base();
-            for col in 0..fccore::position::NCOLS {
-                if p.top(col) == fccore::card::NONE {
+            for col in 0..fccore::NCOLS {
+                if p.top(col) == fccore::NONE {
                     continue;
                 }
                 let mut b = p.top(col);
-                while p.below(b) != fccore::card::NONE {
+                while p.below(b) != fccore::NONE {
                     b = p.below(b);
                 }
                 let mut q = p;

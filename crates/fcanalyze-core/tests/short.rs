@@ -1,9 +1,9 @@
 //! The short-line search: lines replay, budgets hold, lines are short, proofs only from complete searches.
 
-use fccore::outcome::SolutionMove;
-use fccore::position::{Layout, Position, FOUNDATION};
-use fccore::replay::replay;
-use fccore::short::{solve_short, ShortSolver};
+use fccore::replay;
+use fccore::SolutionMove;
+use fccore::{solve_short, ShortSolver};
+use fccore::{Layout, Position, FOUNDATION};
 use fccore::{Limits, Outcome, SearchResult, Solver, Strategy};
 
 fn limits(max_positions: u64) -> Limits {

@@ -1,4 +1,4 @@
-//! Experiment driver: one beam search ([`fccore::beam`]) of a deal.
+//! Experiment driver: one beam search ([`fccore::lab::beam_weighted`]) of a deal.
 //! Usage: beam DEAL CELLS WIDTH [MAX_POSITIONS]   (env W=weights of the heuristic's features)
 use fccore::*;
 pub fn run(args: &[String]) {
@@ -10,13 +10,13 @@ pub fn run(args: &[String]) {
         max_positions,
         max_millis: None,
     };
-    let mut w = search::Weights::BEST_FIRST;
+    let mut w = Weights::BEST_FIRST;
     if let Ok(s) = std::env::var("W") {
         let v: Vec<i32> = s.split(',').map(|x| x.parse().unwrap()).collect();
-        w.0 = [0; search::NFEATURES];
+        w.0 = [0; NFEATURES];
         w.0[..v.len()].copy_from_slice(&v);
     }
-    let r = beam::beam_weighted(&Layout::deal(deal).unwrap(), cells, width, &w, limits).unwrap();
+    let r = lab::beam_weighted(&Layout::deal(deal).unwrap(), cells, width, &w, limits).unwrap();
     println!(
         "deal {deal}@{cells} width {width}: {} after {} positions, {} moves, {:.1} s",
         r.outcome.as_str(),

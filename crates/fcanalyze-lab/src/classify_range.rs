@@ -2,8 +2,8 @@
 //! Usage: classify-range FIRST LAST [THREADS] [MAX_CELLS]
 //! env: SOLVE=short-solve budget, CAP=prover budget, START=first cell count, OUT=per-deal TSV file,
 //! DEALS=comma list instead of a range.
-use fccore::classify::{Classifier, ClassifyLimits};
-use fccore::{Layout, Outcome};
+use fccore::Layout;
+use fccore::{Classifier, ClassifyLimits};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,6 +14,53 @@ fn env<T: std::str::FromStr>(k: &str, d: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(d)
+}
+
+/// A deal's row: deal, lower and upper bound of its minimum cells, milliseconds, the searches made.
+type Row = (u64, usize, Option<usize>, f64, String);
+
+/// The row as a line of the STREAM and OUT files (tab-separated, `-` for no upper bound).
+fn tsv(r: &Row) -> String {
+    let up = r.2.map_or("-".into(), |u| u.to_string());
+    format!("{}\t{}\t{}\t{:.1}\t{}", r.0, r.1, up, r.3, r.4)
+}
+
+/// The classification budget: the defaults, each overridden by its environment variable.
+fn limits_from_env() -> ClassifyLimits {
+    let d = ClassifyLimits::default();
+    ClassifyLimits {
+        solve_positions: env("SOLVE", d.solve_positions),
+        middle_positions: env("MIDDLE", d.middle_positions),
+        max_positions: env("CAP", d.max_positions),
+        max_millis: std::env::var("MS").ok().map(|v| v.parse().unwrap()),
+        start: env("START", d.start),
+        short_prover: env("SHORT_PROVER", 0u8) == 1,
+        beams: if env("BEAMS", 1u8) == 1 { d.beams } else { &[] },
+    }
+}
+
+/// Classify one deal: its row.
+fn classify_one(c: &mut Classifier, deal: u64, max_cells: usize, limits: ClassifyLimits) -> Row {
+    let t = Instant::now();
+    let r = c
+        .classify(&Layout::deal(deal).unwrap(), max_cells, limits)
+        .unwrap();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let detail: Vec<String> = r
+        .searches
+        .iter()
+        .map(|s| {
+            format!(
+                "{}{}:{}:{}:{:.0}",
+                s.cells,
+                if s.proved { "p" } else { "s" },
+                &s.result.outcome.as_str()[..1],
+                s.result.positions,
+                s.result.elapsed_ms
+            )
+        })
+        .collect();
+    (deal, r.lower, r.upper, ms, detail.join(" "))
 }
 
 pub fn run(args: &[String]) {
@@ -27,16 +74,7 @@ pub fn run(args: &[String]) {
     };
     let threads: usize = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(2);
     let max_cells: usize = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(4);
-    let d = ClassifyLimits::default();
-    let limits = ClassifyLimits {
-        solve_positions: env("SOLVE", d.solve_positions),
-        middle_positions: env("MIDDLE", d.middle_positions),
-        max_positions: env("CAP", d.max_positions),
-        max_millis: std::env::var("MS").ok().map(|v| v.parse().unwrap()),
-        start: env("START", d.start),
-        short_prover: env("SHORT_PROVER", 0u8) == 1,
-        beams: if env("BEAMS", 1u8) == 1 { d.beams } else { &[] },
-    };
+    let limits = limits_from_env();
     eprintln!("{} deals, {threads} threads, {limits:?}", deals.len());
     let deals = Arc::new(deals);
     let next = Arc::new(AtomicUsize::new(0));
@@ -62,34 +100,12 @@ pub fn run(args: &[String]) {
                     if i >= deals.len() {
                         break;
                     }
-                    let deal = deals[i];
-                    let t = Instant::now();
-                    let r = c
-                        .classify(&Layout::deal(deal).unwrap(), max_cells, limits)
-                        .unwrap();
-                    let ms = t.elapsed().as_secs_f64() * 1e3;
-                    let detail: Vec<String> = r
-                        .searches
-                        .iter()
-                        .map(|s| {
-                            format!(
-                                "{}{}:{}:{}:{:.0}",
-                                s.cells,
-                                if s.proved { "p" } else { "s" },
-                                &s.result.outcome.as_str()[..1],
-                                s.result.positions,
-                                s.result.elapsed_ms
-                            )
-                        })
-                        .collect();
-                    let row = (deal, r.lower, r.upper, ms, detail.join(" "));
-                    if ms > 5000.0 {
-                        eprintln!("slow: deal {deal} {:.1}s {}", ms / 1e3, row.4);
+                    let row = classify_one(&mut c, deals[i], max_cells, limits);
+                    if row.3 > 5000.0 {
+                        eprintln!("slow: deal {} {:.1}s {}", row.0, row.3 / 1e3, row.4);
                     }
                     if let Some(f) = stream.lock().unwrap().as_mut() {
-                        let up = row.2.map_or("-".into(), |u| u.to_string());
-                        writeln!(f, "{}\t{}\t{}\t{:.1}\t{}", row.0, row.1, up, row.3, row.4)
-                            .unwrap();
+                        writeln!(f, "{}", tsv(&row)).unwrap();
                         f.flush().unwrap();
                     }
                     let mut rows = rows.lock().unwrap();
@@ -101,7 +117,6 @@ pub fn run(args: &[String]) {
                             t0.elapsed().as_secs_f64()
                         );
                     }
-                    let _ = Outcome::Solved;
                 }
             })
         })
@@ -112,9 +127,14 @@ pub fn run(args: &[String]) {
     let wall = t0.elapsed().as_secs_f64();
     let mut rows = rows.lock().unwrap().clone();
     rows.sort_by_key(|r| r.0);
+    report(&rows, wall, max_cells);
+}
+
+/// The OUT file and the summary: minimum cells, undecided deals and the slowest 20.
+fn report(rows: &[Row], wall: f64, max_cells: usize) {
     let mut hist = [0usize; 10];
     let mut undecided = vec![];
-    for r in &rows {
+    for r in rows {
         match r.2 {
             Some(u) if u == r.1 => hist[u] += 1,
             _ => undecided.push((r.0, r.1, r.2)),
@@ -122,21 +142,12 @@ pub fn run(args: &[String]) {
     }
     if let Ok(path) = std::env::var("OUT") {
         let mut f = std::fs::File::create(path).unwrap();
-        for r in &rows {
-            writeln!(
-                f,
-                "{}\t{}\t{}\t{:.1}\t{}",
-                r.0,
-                r.1,
-                r.2.map_or("-".into(), |u| u.to_string()),
-                r.3,
-                r.4
-            )
-            .unwrap();
+        for r in rows {
+            writeln!(f, "{}", tsv(r)).unwrap();
         }
     }
     let total: f64 = rows.iter().map(|r| r.3).sum();
-    let mut by_time = rows.clone();
+    let mut by_time = rows.to_vec();
     by_time.sort_by(|a, b| b.3.partial_cmp(&a.3).unwrap());
     println!(
         "wall {wall:.1}s, deal time {:.1}s (mean {:.2} ms)",

@@ -1,4 +1,4 @@
-//! Experiment driver: one layer beam ([`fccore::beam::layer_beam`]) of a deal.
+//! Experiment driver: one layer beam ([`fccore::lab::layer_beam`]) of a deal.
 //! Usage: layerbeam DEAL CELLS WIDTH LAYER_CAP [MAX_POSITIONS]
 use fccore::*;
 pub fn run(args: &[String]) {
@@ -11,7 +11,7 @@ pub fn run(args: &[String]) {
         max_positions,
         max_millis: None,
     };
-    let r = beam::layer_beam(&Layout::deal(deal).unwrap(), cells, width, cap, limits).unwrap();
+    let r = lab::layer_beam(&Layout::deal(deal).unwrap(), cells, width, cap, limits).unwrap();
     println!(
         "deal {deal}@{cells} width {width} layer cap {cap}: {} after {} positions, {} moves, {:.1} s",
         r.outcome.as_str(),

@@ -1,6 +1,6 @@
 //! Prover measurements: lean DEAL CELLS [CAP] [old]; LAYERED=1 [MEM_MB=M] [THREADS=T] for the layered
 //! proof.
-use fccore::prove::Prover;
+use fccore::Prover;
 use fccore::*;
 pub fn run(args: &[String]) {
     let deal: u64 = args[1].parse().unwrap();
@@ -20,12 +20,12 @@ pub fn run(args: &[String]) {
             .ok()
             .map(|v| v.parse::<usize>().unwrap() << 20);
         let threads = std::env::var("THREADS").map_or(1, |v| v.parse().unwrap());
-        let config = fccore::layered::LayeredConfig {
+        let config = fccore::LayeredConfig {
             max_memory: mem,
             threads,
             ..Default::default()
         };
-        let r = fccore::layered::prove_layered(&layout, cells, limits, &config).unwrap();
+        let r = fccore::prove_layered(&layout, cells, limits, &config).unwrap();
         println!(
             "deal {deal} k={cells} layered {:?} positions={} peak_positions={} peak_MB={} peak_disk_MB={} ms={:.1} rate={:.2}M/s",
             r.outcome,
@@ -47,9 +47,8 @@ pub fn run(args: &[String]) {
             p[4]
         );
         if !r.chain.is_empty() {
-            let rules = fccore::prove::Rules::new(&layout, cells);
-            let line =
-                fccore::prove::checked_line(&layout, cells, &rules, r.chain, "layered").unwrap();
+            let rules = fccore::Rules::new(&layout, cells);
+            let line = fccore::checked_line(&layout, cells, &rules, r.chain, "layered").unwrap();
             let moves = line.iter().filter(|m| !m.auto).count();
             println!("line of {moves} moves (replayed)");
         }
@@ -76,7 +75,7 @@ pub fn run(args: &[String]) {
                         let v: Vec<u32> = w.split(',').map(|x| x.parse().unwrap()).collect();
                         Some(v.try_into().unwrap())
                     };
-                    fccore::prove::Thread {
+                    fccore::Thread {
                         weights,
                         quantum: q.parse().unwrap(),
                     }

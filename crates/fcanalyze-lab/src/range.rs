@@ -10,9 +10,9 @@ pub fn run(args: &[String]) {
     let mut s = Solver::new();
     if let Ok(w) = std::env::var("W") {
         let v: Vec<i32> = w.split(',').map(|x| x.parse().unwrap()).collect();
-        let mut w = [0; search::NFEATURES];
+        let mut w = [0; NFEATURES];
         w[..v.len()].copy_from_slice(&v);
-        s.weights = search::Weights(w);
+        s.weights = Weights(w);
     }
     if std::env::var("NODIVES").is_ok() {
         s.dives.clear();

@@ -6,10 +6,10 @@
 //! Environment (all optional): CAP = most positions per deal (default 10,000,000), MS = time limit per
 //! deal in ms, VERBOSE = one line per deal; to try other settings of the search: BEAM = width of the
 //! first beam pass, PASSES = beam passes (each twice as wide), FW = the beam's feature weights,
-//! SC = shortcut depth, and an A* phase with WG, WH, AFW, EXACT (see `fccore::short::Config`).
+//! SC = shortcut depth, and an A* phase with WG, WH, AFW, EXACT (see `fccore::Config`).
 //!
 //! Times: wall clock, and the thread's CPU time where Linux reports it (the machine may be shared).
-use fccore::short::ShortSolver;
+use fccore::ShortSolver;
 use fccore::*;
 
 fn env<T: std::str::FromStr>(k: &str) -> Option<T> {

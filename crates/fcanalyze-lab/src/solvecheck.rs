@@ -1,6 +1,6 @@
 //! Solve (deal, cells) pairs from stdin ("deal cells" per line) with a position cap: how many a
 //! heuristic solve wins and at what cost. Usage: solvecheck CAP [prove|oldprove]
-use fccore::prove::Prover;
+use fccore::Prover;
 use fccore::*;
 use std::io::BufRead;
 pub fn run(args: &[String]) {

@@ -9,50 +9,12 @@ pub fn run(args: &[String]) {
     let mut s = Solver::new();
     if let Ok(w) = std::env::var("W") {
         let v: Vec<i32> = w.split(',').map(|x| x.parse().unwrap()).collect();
-        let mut arr = [0; search::NFEATURES];
+        let mut arr = [0; NFEATURES];
         arr[..v.len()].copy_from_slice(&v);
-        s.weights = search::Weights(arr);
+        s.weights = Weights(arr);
     }
     if let Ok(spec) = std::env::var("DFSP") {
-        s.dives.clear();
-        for part in spec.split(';').filter(|x| !x.is_empty()) {
-            let (b, ws) = part.split_once(':').unwrap();
-            let (b, jump) = match b.strip_prefix('j') {
-                Some(b) => (b, true),
-                None => (b, false),
-            };
-            let (b, shifts) = match b.strip_prefix('s') {
-                Some(b) => (b, true),
-                None => (b, false),
-            };
-            let (b, clears) = match b.strip_prefix('c') {
-                Some(b) => (b, true),
-                None => (b, false),
-            };
-            let (b, digs) = match b.strip_prefix('d') {
-                Some(b) => (b, true),
-                None => (b, false),
-            };
-            let v: Vec<i32> = ws.split(',').map(|x| x.parse().unwrap()).collect();
-            let mut dw = [0; search::NFEATURES];
-            dw[..v.len()].copy_from_slice(&v);
-            let (b, n) = b.split_once('n').unwrap_or((b, "32"));
-            let (b, g) = b.split_once('g').unwrap_or((b, "100"));
-            let (b, r) = b.split_once('r').unwrap_or((b, "0"));
-            let (b, q) = b.split_once('/').unwrap_or((b, "1000000"));
-            s.dives.push(search::Dive {
-                weights: search::Weights(dw),
-                budget: b.parse().unwrap(),
-                quantum: q.parse().unwrap(),
-                restarts: r.parse().unwrap(),
-                growth: g.parse().unwrap(),
-                noise: n.parse().unwrap(),
-                digs,
-                clears,
-                shifts,
-                jump,
-            });
-        }
+        s.dives = parse_dives(&spec);
     }
     if let Ok(q) = std::env::var("BFQ") {
         s.bf_quantum = q.parse().unwrap();
@@ -123,4 +85,49 @@ pub fn run(args: &[String]) {
             .collect();
         println!("worst: {}", w.join(" "));
     }
+}
+
+/// The dives of a DFSP spec, `;`-separated, each
+/// `[j][s][c][d]BUDGET[/QUANTUM][rRESTARTS][gGROWTH][nNOISE]:W,W,...`.
+fn parse_dives(spec: &str) -> Vec<Dive> {
+    let mut dives = vec![];
+    for part in spec.split(';').filter(|x| !x.is_empty()) {
+        let (b, ws) = part.split_once(':').unwrap();
+        let (b, jump) = match b.strip_prefix('j') {
+            Some(b) => (b, true),
+            None => (b, false),
+        };
+        let (b, shifts) = match b.strip_prefix('s') {
+            Some(b) => (b, true),
+            None => (b, false),
+        };
+        let (b, clears) = match b.strip_prefix('c') {
+            Some(b) => (b, true),
+            None => (b, false),
+        };
+        let (b, digs) = match b.strip_prefix('d') {
+            Some(b) => (b, true),
+            None => (b, false),
+        };
+        let v: Vec<i32> = ws.split(',').map(|x| x.parse().unwrap()).collect();
+        let mut dw = [0; NFEATURES];
+        dw[..v.len()].copy_from_slice(&v);
+        let (b, n) = b.split_once('n').unwrap_or((b, "32"));
+        let (b, g) = b.split_once('g').unwrap_or((b, "100"));
+        let (b, r) = b.split_once('r').unwrap_or((b, "0"));
+        let (b, q) = b.split_once('/').unwrap_or((b, "1000000"));
+        dives.push(Dive {
+            weights: Weights(dw),
+            budget: b.parse().unwrap(),
+            quantum: q.parse().unwrap(),
+            restarts: r.parse().unwrap(),
+            growth: g.parse().unwrap(),
+            noise: n.parse().unwrap(),
+            digs,
+            clears,
+            shifts,
+            jump,
+        });
+    }
+    dives
 }

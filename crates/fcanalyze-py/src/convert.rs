@@ -2,10 +2,10 @@
 //! the checks of plain arguments (deal numbers, cell counts, budgets, strategies), and results back as
 //! dicts, lists and columns. Only plain values cross.
 
-use fccore::card::{self, NONE};
-use fccore::classify::Classification;
-use fccore::outcome::{Budget, SearchResult, SolutionMove};
-use fccore::position::{Layout, Move, FOUNDATION, MAX_CELLS};
+use fccore::Classification;
+use fccore::{card_name, NONE};
+use fccore::{Budget, SearchResult, SolutionMove};
+use fccore::{Layout, Move, FOUNDATION, MAX_CELLS};
 use fccore::{Limits, Strategy};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -45,7 +45,7 @@ pub fn parse_place(s: &str) -> PyResult<u8> {
 }
 
 pub fn parse_card(s: &str) -> PyResult<u8> {
-    card::parse(s).map_err(to_py)
+    fccore::parse_card(s).map_err(to_py)
 }
 
 /// A layout from a Python dict `{"columns": [[card, ...], ...], "cells": [card | None, ...],
@@ -111,10 +111,10 @@ pub fn deal_number(n: &Bound<'_, PyAny>) -> PyResult<u64> {
     let n: i128 = n
         .extract()
         .map_err(|_| PyValueError::new_err(format!("deal number must be an integer, not {n}")))?;
-    if n < 1 || n > fccore::deal::MAX_DEAL as i128 {
+    if n < 1 || n > fccore::MAX_DEAL as i128 {
         return Err(PyValueError::new_err(format!(
             "deal number {n} is out of range (deals are numbered 1 to {})",
-            fccore::deal::MAX_DEAL
+            fccore::MAX_DEAL
         )));
     }
     Ok(n as u64)
@@ -211,7 +211,7 @@ pub fn result_dict<'py>(py: Python<'py>, r: &SearchResult) -> PyResult<Bound<'py
     }
     d.set_item("moves", moves)?;
     d.set_item("move_count", r.player_moves())?;
-    d.set_item("notation", fccore::notation::format(&r.solution))?;
+    d.set_item("notation", fccore::format_line(&r.solution))?;
     d.set_item("elapsed_ms", r.elapsed_ms)?;
     d.set_item("exhausted", budget_name(r.exhausted))?;
     Ok(d)
@@ -222,13 +222,13 @@ pub fn layout_dict<'py>(py: Python<'py>, layout: &Layout) -> PyResult<Bound<'py,
     let cols: Vec<Vec<String>> = layout
         .columns
         .iter()
-        .map(|c| c.iter().map(|&x| card::name(x)).collect())
+        .map(|c| c.iter().map(|&x| card_name(x)).collect())
         .collect();
     d.set_item("columns", cols)?;
     let cells: Vec<Option<String>> = layout
         .cells
         .iter()
-        .map(|&c| if c == NONE { None } else { Some(card::name(c)) })
+        .map(|&c| if c == NONE { None } else { Some(card_name(c)) })
         .collect();
     d.set_item("cells", cells)?;
     let f = PyDict::new(py);
@@ -250,7 +250,7 @@ pub fn auto_list<'py>(py: Python<'py>, autos: &[Move]) -> PyResult<Bound<'py, Py
 /// A deal's columns as card names, each from the buried card to the exposed one.
 pub fn column_names(cols: &[Vec<u8>]) -> Vec<Vec<String>> {
     cols.iter()
-        .map(|c| c.iter().map(|&x| card::name(x)).collect())
+        .map(|c| c.iter().map(|&x| card_name(x)).collect())
         .collect()
 }
 
@@ -289,7 +289,7 @@ pub fn result_columns<'py>(
         "solution",
         results
             .iter()
-            .map(|r| fccore::notation::format(&r.solution))
+            .map(|r| fccore::format_line(&r.solution))
             .collect::<Vec<_>>(),
     )?;
     Ok(d)

@@ -4,15 +4,15 @@
 
 use std::path::PathBuf;
 
-use fccore::classify::{Classification, ClassifyLimits};
-use fccore::outcome::SearchResult;
-use fccore::position::{Layout, Move};
-use fccore::prove::Prover;
+use fccore::Prover;
+use fccore::SearchResult;
+use fccore::{Classification, ClassifyLimits};
 use fccore::{Error, Limits, Position, Solver, Strategy};
+use fccore::{Layout, Move};
 
 /// The engines of `solve` and `solve_deals`, kept from one deal to the next: the heuristic solver for
 /// `strategy="solve"`, and for `strategy="prove"` the lean prover, followed within its memory by the
-/// rest of the cascade ([`fccore::cascade::prove_bounded`]).
+/// rest of the cascade ([`fccore::prove_bounded`]).
 #[derive(Default)]
 pub struct Engines {
     solver: Option<Solver>,
@@ -42,7 +42,7 @@ impl Engines {
                 let prover = self.prover.get_or_insert_with(Prover::new);
                 prover.max_memory = self.max_memory;
                 let solver = self.solver.get_or_insert_with(Solver::new);
-                fccore::cascade::prove_bounded(prover, solver, layout, cells, limits, None)
+                fccore::prove_bounded(prover, solver, layout, cells, limits, None)
             }
             _ => self
                 .solver
@@ -68,7 +68,7 @@ impl ClassifyRun {
         max_cells: usize,
         limits: ClassifyLimits,
     ) -> Result<Classification, Error> {
-        let mut classifier = fccore::classify::Classifier::new();
+        let mut classifier = fccore::Classifier::new();
         classifier.prover.max_memory = self.max_memory;
         classifier.checkpoint_dir = self.checkpoint_dir;
         classifier.prover.layered_threads = self.threads.max(1);

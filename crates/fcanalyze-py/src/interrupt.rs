@@ -17,7 +17,7 @@ const SEARCH_STACK: usize = 8 << 20;
 /// `KeyboardInterrupt` too, so that no interrupted search is ever reported, not even as undecided.
 pub fn interruptible<T: Send>(py: Python<'_>, search: impl FnOnce() -> T + Send) -> PyResult<T> {
     use std::sync::mpsc::{channel, RecvTimeoutError};
-    let before = fccore::interrupt::count();
+    let before = fccore::interrupts();
     let (out, raised) = py.detach(|| {
         std::thread::scope(|s| {
             let (tx, rx) = channel();
@@ -37,7 +37,7 @@ pub fn interruptible<T: Send>(py: Python<'_>, search: impl FnOnce() -> T + Send)
                     Err(RecvTimeoutError::Timeout) => {
                         if raised.is_none() {
                             if let Err(e) = Python::attach(|py| py.check_signals()) {
-                                fccore::interrupt::raise();
+                                fccore::interrupt();
                                 raised = Some(e);
                             }
                         }
@@ -49,10 +49,10 @@ pub fn interruptible<T: Send>(py: Python<'_>, search: impl FnOnce() -> T + Send)
         })
     })?;
     if let Some(e) = raised {
-        fccore::interrupt::clear();
+        fccore::clear_interrupt();
         return Err(e);
     }
-    if fccore::interrupt::count() != before {
+    if fccore::interrupts() != before {
         return Err(PyKeyboardInterrupt::new_err("interrupted"));
     }
     out.ok_or_else(|| InternalError::new_err("a search panicked (a bug in the core)"))

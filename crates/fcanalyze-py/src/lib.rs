@@ -10,10 +10,10 @@ mod engines;
 mod errors;
 mod interrupt;
 
-use fccore::classify::ClassifyLimits;
-use fccore::outcome::SearchResult;
-use fccore::position::{Layout, MAX_CELLS};
+use fccore::ClassifyLimits;
 use fccore::Error;
+use fccore::SearchResult;
+use fccore::{Layout, MAX_CELLS};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -27,7 +27,7 @@ use interrupt::interruptible;
 /// The layout of Microsoft deal `n`: 8 columns of card names, each from the buried card to the exposed one.
 #[pyfunction]
 fn deal(n: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<String>>> {
-    let cols = fccore::deal::deal(convert::deal_number(n)?).map_err(to_py)?;
+    let cols = fccore::deal(convert::deal_number(n)?).map_err(to_py)?;
     Ok(convert::column_names(&cols))
 }
 
@@ -56,8 +56,8 @@ fn solve<'py>(
         let cells = check_cells(cells)?;
         let layout = layout_from_source(source)?;
         let limits = limits(max_positions, time_limit_ms)?;
-        let r = interruptible(py, || fccore::short::solve_short(&layout, cells, limits))?
-            .map_err(to_py)?;
+        let r =
+            interruptible(py, || fccore::solve_short(&layout, cells, limits))?.map_err(to_py)?;
         return result_dict(py, &r);
     }
     let cells = check_cells(cells)?;
@@ -109,7 +109,7 @@ fn replay(
     let cells = check_cells(cells)?;
     let layout = layout_from_source(source)?;
     let moves = convert::moves_from_list(moves)?;
-    Ok(match fccore::replay::replay(&layout, cells, &moves) {
+    Ok(match fccore::replay(&layout, cells, &moves) {
         Ok(()) => (true, None, None),
         Err(e) => (false, Some(e.index), Some(e.reason)),
     })
@@ -133,13 +133,13 @@ fn successors<'py>(
 /// Standard notation of the player moves among `moves` (dicts).
 #[pyfunction]
 fn format_notation(moves: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(fccore::notation::format(&convert::moves_from_list(moves)?))
+    Ok(fccore::format_line(&convert::moves_from_list(moves)?))
 }
 
 /// Player moves (dicts, `auto` False) from standard notation.
 #[pyfunction]
 fn parse_notation<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-    let moves = fccore::notation::parse(text).map_err(to_py)?;
+    let moves = fccore::parse_line(text).map_err(to_py)?;
     convert::player_move_list(py, &moves)
 }
 
@@ -188,9 +188,9 @@ fn classify<'py>(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("MAX_DEAL", fccore::deal::MAX_DEAL)?;
+    m.add("MAX_DEAL", fccore::MAX_DEAL)?;
     m.add("MAX_CELLS", MAX_CELLS)?;
-    m.add("BYTES_PER_POSITION", fccore::store::BYTES_PER_POSITION)?;
+    m.add("BYTES_PER_POSITION", fccore::BYTES_PER_POSITION)?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add_function(wrap_pyfunction!(deal, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

@@ -4,9 +4,9 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::error::Result;
+use crate::key::{pack, unpack, Key};
 use crate::layer::progress;
-use crate::position::Key;
-use crate::prove::{pack, unpack, Rules};
+use crate::prover::Rules;
 
 use super::code::{rec_key, rec_parent, Rec, NO_PARENT};
 use super::seeds::Seeds;

@@ -6,9 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::Result;
+use crate::key::{pack, Key};
 use crate::layer::LAYERS;
-use crate::position::Key;
-use crate::prove::pack;
 
 use super::code::CODE;
 use super::spill::{io_error, level_number, SpillDir};

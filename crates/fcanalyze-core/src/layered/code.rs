@@ -4,8 +4,10 @@
 
 use std::io::Write;
 
-use crate::position::Key;
-use crate::prove::{signature, unpack, FIELD_LOW};
+use crate::key::{
+    hash, key_shift, key_word, loc_of, set_loc, signature, unpack, Key, FIELD_LOW, LOC_BOTTOM,
+    LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_HI, LOC_PARENT_LO, PACKED_BYTES,
+};
 
 /// A seed: its packed key, the packed key of the position it was reached from ([`NO_PARENT`] for the
 /// start), and a 64-bit hash of its group's [`signature`] (high word first).
@@ -16,7 +18,7 @@ pub(super) const RECORD: usize = 48;
 
 /// Bytes of a seed in a spill file once the lines are forgotten ([`Seeds::keep`] false): its key alone
 /// (the parent would serve no line, and the group hash is computed again from the key).
-pub(super) const LEAN: usize = 20;
+pub(super) const LEAN: usize = PACKED_BYTES;
 
 /// The parent of the start.
 pub(super) const NO_PARENT: [u32; 5] = [u32::MAX; 5];
@@ -41,27 +43,22 @@ pub(super) fn rec_order(r: &Rec) -> (u32, u32, [u32; 5]) {
 #[inline]
 pub(super) fn group_hash(key: &Key) -> u64 {
     let s = signature(key);
-    crate::store::hash(&[
+    hash(&[
         s[0] ^ s[3].rotate_left(17),
         s[1] ^ s[4].rotate_left(29),
         s[2] ^ s[5].rotate_left(41),
     ])
 }
 
-/// A card's 3-bit field in a key.
-#[inline(always)]
-pub(super) fn field(k: &Key, c: usize) -> u64 {
-    (k[c / 21] >> (3 * (c % 21))) & 7
-}
-
-/// The 2-bit place of a free card from its field (1, 2, 4 or 5), and back.
+/// The 2-bit place of a free card from its field (1, 2, 4 or 5: [`LOC_CELL`], [`LOC_BOTTOM`],
+/// [`LOC_PARENT_LO`], [`LOC_PARENT_HI`]), and back ([`FIELD_OF`]).
 #[inline(always)]
 pub(super) fn place_of(f: u64) -> u64 {
     debug_assert!(matches!(f, 1 | 2 | 4 | 5), "a free card's place");
     f - 1 - (f > 3) as u64
 }
 
-pub(super) const FIELD_OF: [u64; 4] = [1, 2, 4, 5];
+pub(super) const FIELD_OF: [u64; 4] = [LOC_CELL, LOC_BOTTOM, LOC_PARENT_LO, LOC_PARENT_HI];
 
 /// A group's coding of positions: its free cards, in card order, the 2-bit place of card `i` of them at
 /// bits `2i, 2i + 1` of the code.
@@ -80,14 +77,13 @@ impl Frame {
     /// The frame of the group of `key`.
     pub(super) fn of(key: &Key) -> Frame {
         let free: Vec<u8> = (0..52u8)
-            .filter(|&c| !matches!(field(key, c as usize), 0 | 3))
+            .filter(|&c| !matches!(loc_of(key, c), LOC_HOME | LOC_DEALT))
             .collect();
         let mut fixed = *key;
         let mut masks = [0u64; 3];
         for &c in &free {
-            let c = c as usize;
-            fixed[c / 21] &= !(7 << (3 * (c % 21)));
-            masks[c / 21] |= 3 << (3 * (c % 21));
+            set_loc(&mut fixed, c, LOC_HOME);
+            masks[key_word(c)] |= 3 << key_shift(c);
         }
         #[cfg(target_arch = "x86_64")]
         let bmi2 = std::is_x86_feature_detected!("bmi2");
@@ -117,7 +113,7 @@ impl Frame {
     pub(super) fn encode_cards(&self, key: &Key) -> u128 {
         let mut x = 0u128;
         for (i, &c) in self.free.iter().enumerate() {
-            x |= (place_of(field(key, c as usize)) as u128) << (2 * i);
+            x |= (place_of(loc_of(key, c)) as u128) << (2 * i);
         }
         x
     }
@@ -154,8 +150,7 @@ impl Frame {
     pub(super) fn decode_cards(&self, x: u128) -> Key {
         let mut k = self.fixed;
         for (i, &c) in self.free.iter().enumerate() {
-            let c = c as usize;
-            k[c / 21] |= FIELD_OF[((x >> (2 * i)) & 3) as usize] << (3 * (c % 21));
+            k[key_word(c)] |= FIELD_OF[((x >> (2 * i)) & 3) as usize] << key_shift(c);
         }
         k
     }

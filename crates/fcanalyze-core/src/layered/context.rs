@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::error::Result;
+use crate::key::Key;
+use crate::limits::Limits;
 use crate::outcome::Budget;
-use crate::position::Key;
-use crate::prove::Rules;
-use crate::search::Limits;
+use crate::prover::Rules;
 
 use super::checkpoint::Finished;
 use super::seeds::{lock, SeedBuf, Spill};

@@ -3,9 +3,8 @@
 //! search by levels when the set outgrows the memory.
 
 use crate::error::Result;
+use crate::key::{signature, Key};
 use crate::layer::progress;
-use crate::position::Key;
-use crate::prove::signature;
 
 use super::code::Frame;
 use super::context::{Check, Cx, GroupEnd};

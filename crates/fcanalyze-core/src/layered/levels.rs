@@ -6,9 +6,9 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 
 use crate::error::Result;
+use crate::key::Key;
 use crate::layer::progress;
 use crate::outcome::Budget;
-use crate::position::Key;
 
 use super::checkpoint::{Finished, LevelState};
 use super::code::{Frame, CODE};

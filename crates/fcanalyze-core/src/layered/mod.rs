@@ -21,7 +21,7 @@
 //! lean from then on: 20 bytes, the key alone, instead of 48).
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
-//! are disjoint and each layer's set is exact), the same as [`crate::prove::Prover`]'s. The group sets
+//! are disjoint and each layer's set is exact), the same as [`crate::prover::Prover`]'s. The group sets
 //! keep no parent links; a seed keeps the position it was reached from, and each layer's seeds stay on
 //! disk until the search ends. So when a won position turns up, the line to it is found again backwards
 //! ([`chain_to`]): a breadth-first search of its group from the group's seeds reaches it, the seed that
@@ -63,9 +63,10 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
+use crate::key::Key;
+use crate::layout::Layout;
+use crate::limits::Limits;
 use crate::outcome::Budget;
-use crate::position::{Key, Layout};
-use crate::search::Limits;
 
 use checkpoint::Checkpoint;
 use code::{CODE, RECORD};

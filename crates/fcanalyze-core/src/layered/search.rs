@@ -10,11 +10,14 @@ use std::time::Instant;
 #[cfg(test)]
 use crate::error::Error;
 use crate::error::Result;
+use crate::key::Key;
+use crate::key::{signature, unpack};
 use crate::layer::{progress, LAYERS};
+use crate::layout::Layout;
+use crate::limits::Limits;
 use crate::outcome::Budget;
-use crate::position::{Key, Layout, Position};
-use crate::prove::{signature, unpack, Rules};
-use crate::search::Limits;
+use crate::position::Position;
+use crate::prover::Rules;
 
 use super::chain::chain_to;
 use super::checkpoint::{identity, Checkpoint};

@@ -10,9 +10,8 @@ use std::time::Instant;
 #[cfg(test)]
 use crate::error::Error;
 use crate::error::Result;
+use crate::key::{pack, signature, unpack, Key};
 use crate::layer::{progress, LAYERS};
-use crate::position::Key;
-use crate::prove::{pack, signature, unpack};
 
 use super::checkpoint::{Checkpoint, Finished, LevelState, Runs};
 use super::code::{

@@ -1,7 +1,7 @@
 use super::*;
 use crate::layer::{progress, LAYERS};
 use crate::position::Position;
-use crate::prove::Rules;
+use crate::prover::Rules;
 
 use super::code::{Frame, LEAN};
 use super::spill::{remove_orphans, SpillDir};
@@ -549,7 +549,7 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
         let whole = search(&layout, k, limits, None, 5000, levels, None).unwrap();
         for every in [1, 3] {
             let (mut runs, mut listed) = (0, [false; 2]);
-            let r = loop {
+            let (r, threads) = loop {
                 KILL_WITHIN.set(Some(every));
                 let threads = 1 + runs % 2;
                 let b = Bounds { threads, ..levels };
@@ -558,7 +558,7 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
                 runs += 1;
                 assert!(runs < 2000, "no progress after {runs} runs");
                 match r {
-                    Ok(r) => break r,
+                    Ok(r) => break (r, threads),
                     Err(_) => {
                         let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
                         let c = Checkpoint::parse(&text).unwrap();
@@ -576,7 +576,11 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
             };
             assert!(runs > 3, "{runs} runs");
             assert_eq!(listed, [true, true]);
-            assert_eq!((r.outcome, r.positions), (whole.outcome, whole.positions));
+            assert_eq!(r.outcome, whole.outcome);
+            if threads == 1 || whole.outcome == LayeredOutcome::Unsolvable {
+                // (A win's count depends on the groups the other thread searched by then.)
+                assert_eq!(r.positions, whole.positions);
+            }
             if whole.outcome == LayeredOutcome::Won {
                 assert!(!r.chain.is_empty());
             } else {

@@ -6,7 +6,8 @@ use crate::card::{self, fits_on, is_red, rank, Card, NONE};
 use crate::key::{loc_of, LOC_BOTTOM, LOC_CELL, LOC_HOME};
 
 use super::moves::RUN_PARENTS;
-use super::{cell_place, Move, Origin, PeekBase, Position, FOUNDATION, NCOLS};
+use super::{cell_place, Move, Origin, PeekBase, Position, FOUNDATION};
+use crate::layout::NCOLS;
 
 impl Position {
     /// A cheap test before [`Position::dig`]: false when the next card of suit `s` is home, exposed or in

@@ -21,16 +21,12 @@ mod tests;
 use crate::card::{self, fits_on, opposite_suits, rank, suit, Card, NONE};
 use crate::error::Result;
 use crate::key::{
-    key_shift, key_word, set_loc, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_HI,
+    key_shift, key_word, set_loc, Key, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_HI,
     LOC_PARENT_LO,
 };
+use crate::layout::{Layout, MAX_CELLS, NCOLS};
 
-// compat: removed at integration (position uses them: keep them as `use`)
-pub use crate::key::Key;
-// compat: removed at integration (position uses them: keep them as `use`)
-pub use crate::layout::{Layout, MAX_CELLS, NCOLS};
 pub use peek::{DepthPlace, Peek, PeekBase};
-pub use stats::ColumnStats;
 
 /// The place code of the foundations; columns are 0..8 and free-cell slots are 8..16.
 pub const FOUNDATION: u8 = 16;
@@ -64,7 +60,7 @@ pub struct Position {
     ncells: u8,
     /// Whether `prefix` is kept (only the heuristic searches need it).
     track: bool,
-    /// Per column card: the packed [`ColumnStats`] of its column from the buried card up to it, and
+    /// Per column card: the packed [`stats::ColumnStats`] of its column from the buried card up to it, and
     /// its height in the column (bits 40–44).
     prefix: [u64; 52],
     /// Per column card: its column (kept with `prefix`).

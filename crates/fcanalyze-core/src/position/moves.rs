@@ -5,7 +5,8 @@ use crate::card::{self, fits_on, opposite_suits, rank, same_colour_other, suit, 
 use crate::key::{loc_of, LOC_BOTTOM, LOC_CELL, LOC_HOME};
 
 use super::stats::STATS_COUNTS;
-use super::{cell_place, Move, Origin, PeekBase, Position, FOUNDATION, NCOLS};
+use super::{cell_place, Move, Origin, PeekBase, Position, FOUNDATION};
+use crate::layout::NCOLS;
 
 /// `RUN_PARENTS[t][n]`: the cards that some tail of a run of `n` cards with top card `t` may go on
 /// (the parents of each of its cards: one rank higher, the other colour).

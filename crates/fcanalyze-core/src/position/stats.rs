@@ -4,7 +4,8 @@
 use crate::card::{fits_on, rank, suit, Card, NONE};
 use crate::key::{loc_of, LOC_CELL, LOC_HOME};
 
-use super::{Position, NCOLS};
+use super::Position;
+use crate::layout::NCOLS;
 
 /// What the heuristics need to know about one column, from its buried card to its exposed card.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -165,7 +165,7 @@ impl KeySet {
         self.len
     }
 
-    #[inline(always)]
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -195,7 +195,7 @@ impl KeySet {
         let _ = h;
     }
 
-    /// Insert `key` whose hash is `h` ([`crate::store::hash`]); true when it is new.
+    /// Insert `key` whose hash is `h` ([`crate::key::hash`]); true when it is new.
     #[inline(always)]
     pub fn insert_hashed(&mut self, key: &Key, h: u64) -> bool {
         let s = &mut self.shards[Self::shard_of(h)];
@@ -214,6 +214,7 @@ impl KeySet {
     }
 
     /// Every key of the set, in table order.
+    #[cfg(test)]
     pub fn keys(&self) -> Vec<Key> {
         let mut out = Vec::with_capacity(self.len);
         for s in &self.shards {

@@ -24,10 +24,11 @@ use std::time::Instant;
 
 use crate::error::Result;
 use crate::key::{cards_dealt, cards_home, hash, Key};
+use crate::layout::Layout;
 use crate::limits::Limits;
 use crate::line::checked_line;
 use crate::outcome::{Budget, Outcome, SearchResult};
-use crate::position::{Layout, Position};
+use crate::position::Position;
 
 pub use keyset::KeySet;
 use keyset::KEEP_BYTES;

@@ -6,9 +6,10 @@
 
 use crate::card::{fits_on, make, rank, suit, Card, NONE};
 use crate::key::{
-    gather_fields, set_loc, Key, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_LO,
+    gather_fields, key_shift, key_word, set_loc, Key, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME,
+    LOC_PARENT_LO,
 };
-use crate::position::{Layout, NCOLS};
+use crate::layout::{Layout, NCOLS};
 
 /// "No card" in [`Lean`]'s links: bit 63 of a card mask, never a card.
 const NO: u8 = 63;
@@ -68,7 +69,7 @@ impl Rules {
             if d != NONE {
                 u[LOC_DEALT as usize] = d;
                 if rank(c) > rank(d) {
-                    unsorted[c as usize / 21] |= 1 << (3 * (c as usize % 21));
+                    unsorted[key_word(c)] |= 1 << key_shift(c);
                 }
             }
             if rank(c) < 12 {
@@ -419,6 +420,7 @@ impl Lean {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::loc_of;
     use crate::limits::Limits;
     use crate::prover::Prover;
 
@@ -475,7 +477,7 @@ mod tests {
                 let p = rules.decode(&key);
                 let (mut tops, mut cells, mut found, mut covered) = (0u64, 0u64, [0u8; 4], 0u64);
                 for c in 0..52 {
-                    let loc = (key[c / 21] >> (3 * (c % 21))) & 7;
+                    let loc = loc_of(&key, c as Card);
                     let u = rules.under[c][loc as usize];
                     assert_eq!(p.below[c], u);
                     covered |= 1 << u;

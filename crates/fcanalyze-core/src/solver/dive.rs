@@ -8,9 +8,10 @@ use crate::heuristic::{
     features_with, peek_features_from, PeekDepths, WeighPair, Weights, NFEATURES,
 };
 use crate::key::Key;
+use crate::layout::NCOLS;
 use crate::limits::Limits;
 use crate::line::{VIA_CLEAR, VIA_DIG, VIA_SHIFT};
-use crate::position::{Move, Origin, Position, NCOLS};
+use crate::position::{Move, Origin, Position};
 
 use super::{Solver, Step};
 

@@ -18,10 +18,11 @@ use std::time::Instant;
 use crate::error::Result;
 use crate::heuristic::{peek_features_from, score, weigh, PeekDepths, Weights};
 use crate::key::Key;
+use crate::layout::Layout;
 use crate::limits::Limits;
 use crate::line::VIA_ROOT;
 use crate::outcome::{Budget, Outcome, SearchResult, SolutionMove};
-use crate::position::{Layout, Move, Origin, Position};
+use crate::position::{Move, Origin, Position};
 use crate::queue::BucketQueue;
 use crate::store::Store;
 
