@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn a_layer_beam_wins_and_its_line_replays() {
-        // 17760 with 2 cells: no heuristic search or beam of ours found its line (SEARCH.md).
+        // 17760 with 2 cells: no heuristic search or beam of ours found its line (docs/search.md).
         for (deal, cells, width, cap) in [
             (1, 4, 100, 10_000),
             (617, 4, 100, 10_000),

@@ -1,6 +1,6 @@
 //! The layered exhaustive search: a proof of unsolvability that holds one layer of the reachable set in
-//! memory at a time and keeps the rest on disk (../shared/SEARCH.md, "Ideas for the proofs that remain
-//! out of reach in memory").
+//! memory at a time and keeps the rest on disk (docs/search.md, "Proofs beyond memory"; the design in
+//! docs/design.md).
 //!
 //! Two counts never decrease along a line of play: the cards on the foundations (they never leave), and
 //! the cards no longer lying on the card they were dealt on when that card is not their parent (they can
