@@ -90,14 +90,15 @@ pub fn parse(token: &str) -> Result<Card> {
             "bad card token {token:?} (expected rank A23456789TJQK and suit CDHS, e.g. TD or 10D)"
         ))
     };
-    let (rank_part, suit_ch) = match bytes.len() {
-        2 => (&t[..1], bytes[1]),
-        3 if &t[..2] == "10" => ("T", bytes[2]),
+    // Bytes, not string slices: a token such as "é" is two bytes but no char boundary at 1.
+    let (rank_ch, suit_ch) = match bytes {
+        [r, s] => (*r, *s),
+        [b'1', b'0', s] => (b'T', *s),
         _ => return Err(bad()),
     };
     let r = RANK_CHARS
         .iter()
-        .position(|&x| x == rank_part.as_bytes()[0])
+        .position(|&x| x == rank_ch)
         .ok_or_else(bad)?;
     let s = SUIT_CHARS
         .iter()
