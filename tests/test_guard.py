@@ -18,6 +18,7 @@ from conftest import DATA, ROOT, fcanalyze_command, run_cli
 
 from fcanalyze import _core, replay
 from fcanalyze.cli import cli
+from fcanalyze.cli import games as games_cli
 
 BOARD = (DATA / "boards" / "deal-1.txt").read_text()
 HUGE = "99999999999999999999999"  # past 64 bits
@@ -231,16 +232,30 @@ def test_one_position_is_singular():
     assert r.exit_code == 3 and r.stdout.strip() == "undecided: the budget ran out after 1 position"
 
 
-def test_daily_finds_the_repository_manifest_from_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(tmp_path)
-    here = invoke("daily", "--date", "2026-12-01", "--class", "hard")
+def test_daily_finds_the_repository_manifest_from_a_subdirectory(monkeypatch: pytest.MonkeyPatch):
+    """Found upward from the current directory, as git finds its repository (an installed wheel does
+    not know where the repository is; an install from it in place does: the next test)."""
     monkeypatch.chdir(ROOT)
     at_root = invoke("daily", "--date", "2026-12-01", "--class", "hard")
+    monkeypatch.chdir(ROOT / "docs")
+    here = invoke("daily", "--date", "2026-12-01", "--class", "hard")
+    assert here.exit_code == at_root.exit_code == 0, here.stderr
+    assert here.stdout == at_root.stdout
+
+
+def test_daily_finds_the_installations_repository_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    if games_cli.default_manifest.__code__.co_filename != str(ROOT / "fcanalyze" / "cli" / "games.py"):
+        pytest.skip("fcanalyze is installed as a wheel, not in place from this repository")
+    monkeypatch.chdir(ROOT)
+    at_root = invoke("daily", "--date", "2026-12-01", "--class", "hard")
+    monkeypatch.chdir(tmp_path)
+    here = invoke("daily", "--date", "2026-12-01", "--class", "hard")
     assert here.exit_code == at_root.exit_code == 0, here.stderr
     assert here.stdout == at_root.stdout
     (tmp_path / "results" / "32k").mkdir(parents=True)  # a decoy in the cwd is not taken
     (tmp_path / "results" / "32k" / "manifest.json").write_text("{}")
-    monkeypatch.chdir(tmp_path)
     assert invoke("daily", "--date", "2026-12-01", "--class", "hard").stdout == at_root.stdout
 
 

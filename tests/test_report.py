@@ -12,7 +12,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import fcanalyze_command
 
 from fcanalyze.cli import cli
 
@@ -33,7 +33,7 @@ WIDTH = 1200
 
 def fcanalyze(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fcanalyze", *map(str, args)], capture_output=True, text=True, timeout=300
+        [*fcanalyze_command(), *map(str, args)], capture_output=True, text=True, timeout=300
     )
 
 
