@@ -273,9 +273,13 @@ def test_limits_at_the_bounds_run(files: Path):
 
 # Internal errors: whatever a command raises beyond bad input is exit 4 with one line, the traceback
 # only with --debug or FCANALYZE_DEBUG=1.
+class PanicException(BaseException):
+    """What pyo3 raises for a panic of the core: a BaseException, not an Exception. The core has no
+    known panic left to provoke (card::parse on "é" was the last one, fixed), so the test raises one."""
+
+
 def _panic(n: int) -> dict:
-    _core.validate({"columns": [["\u00e9"]], "cells": [], "foundations": {}}, 4)  # the core panics
-    raise AssertionError("no panic")
+    raise PanicException("byte index 1 is not a char boundary")
 
 
 def _recurse(n: int) -> dict:
