@@ -136,16 +136,15 @@ pub(crate) fn gather_fields(x: u64) -> u64 {
     (x | (x >> 32)) & 0x1f_ffff
 }
 
+/// The low bits of each key word's fields: the third word holds 10 fields where the others hold 21.
+const WORD_FIELDS: [u64; 3] = [FIELD_LOW, FIELD_LOW, FIELD_LOW & ((1 << 30) - 1)];
+
 /// Cards lying on the card they were dealt on, which is not their parent (they never return there).
 #[inline(always)]
 pub fn cards_dealt(key: &Key) -> u32 {
     let mut n = 0;
     for (w, &x) in key.iter().enumerate() {
-        let fields = if w < 2 {
-            FIELD_LOW
-        } else {
-            FIELD_LOW & ((1 << 30) - 1)
-        };
+        let fields = WORD_FIELDS[w];
         n += (x & (x >> 1) & !(x >> 2) & fields).count_ones();
     }
     n
@@ -159,11 +158,7 @@ pub fn cards_dealt(key: &Key) -> u32 {
 pub fn signature(key: &Key) -> [u64; 6] {
     let mut s = [0u64; 6];
     for (w, &x) in key.iter().enumerate() {
-        let fields = if w < 2 {
-            FIELD_LOW
-        } else {
-            FIELD_LOW & ((1 << 30) - 1)
-        };
+        let fields = WORD_FIELDS[w];
         s[w] = !(x | (x >> 1) | (x >> 2)) & fields;
         s[3 + w] = x & (x >> 1) & !(x >> 2) & fields;
     }
@@ -175,11 +170,7 @@ pub fn signature(key: &Key) -> [u64; 6] {
 pub fn cards_home(key: &Key) -> u32 {
     let mut n = 0;
     for (w, &x) in key.iter().enumerate() {
-        let fields = if w < 2 {
-            FIELD_LOW
-        } else {
-            FIELD_LOW & ((1 << 30) - 1)
-        };
+        let fields = WORD_FIELDS[w];
         n += (!(x | (x >> 1) | (x >> 2)) & fields).count_ones();
     }
     n
