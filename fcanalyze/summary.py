@@ -93,13 +93,24 @@ def _search_figures(searches: pa.Table) -> dict[str, Any]:
 def _deal_figures(deals: pa.Table) -> dict[str, Any]:
     """An ``analyze`` run's classes, exact minimum cells, solution lengths, unsolvable and undecided deals."""
     exact = deals.filter(pc.is_valid(deals["min_cells"]))
+    undecided = deals.filter(pc.equal(deals["difficulty"], "undecided"))
     return {
         "classes": {c: _count(deals["difficulty"], c) for c in records.CLASSES},
         "min_cells": {int(k): int(v) for k, v in zip(*_value_counts(exact["min_cells"]), strict=True)},
         "bounds_only": deals.num_rows - exact.num_rows,
         "moves": _quantiles(deals.filter(pc.is_valid(deals["moves"]))["moves"]),
         "unsolvable_deals": deals.filter(pc.equal(deals["difficulty"], "unsolvable"))["deal"].to_pylist(),
-        "undecided_deals": deals.filter(pc.equal(deals["difficulty"], "undecided"))["deal"].to_pylist(),
+        "undecided_deals": undecided["deal"].to_pylist(),
+        # What is proven of each undecided deal: its least and largest possible minimum of cells.
+        "undecided_bounds": {
+            d: [lo, hi]
+            for d, lo, hi in zip(
+                undecided["deal"].to_pylist(),
+                undecided["min_cells_lower"].to_pylist(),
+                undecided["min_cells_upper"].to_pylist(),
+                strict=True,
+            )
+        },
     }
 
 
@@ -233,9 +244,20 @@ def _render_classes(stats: dict[str, Any]) -> list[str]:
     lines += [
         "",
         f"Unsolvable with 4 cells: {', '.join(map(str, stats['unsolvable_deals'])) or 'none'}.",
-        f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}.",
+        f"Undecided (the minimum of cells lies between the bounds proven): {_bounds(stats) or 'none'}.",
     ]
     return lines
+
+
+def _bounds(stats: dict[str, Any]) -> str:
+    """The undecided deals with their bounds on the minimum of cells, e.g. ``27 (2-3)``; an upper bound
+    of none (no line found within the cells searched) is shown as ``2-?``."""
+    bounds = stats.get("undecided_bounds", {})
+    out = []
+    for d in stats["undecided_deals"]:
+        lo, hi = bounds.get(d, (None, None))
+        out.append(f"{d} ({lo}-{'?' if hi is None else hi})" if lo is not None else str(d))
+    return ", ".join(out)
 
 
 def _render_outcomes(stats: dict[str, Any]) -> list[str]:

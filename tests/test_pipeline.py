@@ -353,6 +353,12 @@ def test_redo_undecided_with_a_larger_budget_gives_the_rows_of_that_budget(tmp_p
     out, small = tmp_path / "raise", ["--shard-size", "8", "--workers", "1", "--max-positions", "3000"]
     assert run_cli("analyze", "1-8,164", "--out", str(out), *small).returncode == 0
     assert json.loads((out / "run.json").read_text())["counts"]["undecided"] > 0
+    # The summary lists each undecided deal with the bounds proven on its minimum of cells.
+    deals = pd.read_parquet(out / "deals").query("difficulty == 'undecided'")
+    listed = run_cli("summary", str(out)).stdout
+    for row in deals.itertuples():
+        upper = "?" if pd.isna(row.min_cells_upper) else int(row.min_cells_upper)
+        assert f"{row.deal} ({row.min_cells_lower}-{upper})" in listed
     larger = [*ARGS, "--workers", "1"]
     r = run_cli("analyze", "1-8,164", "--out", str(out), *larger)
     assert r.returncode == 2 and "max_positions 3000 -> 500000" in r.stderr  # only with --redo-undecided
