@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import FCANALYZE, fmt_times, machine, write_section  # noqa: E402
+from bench import FCANALYZE, fmt_times, machine, write_section
 
 DBM_DIR = os.environ.get("FCS_DBM_DIR")
 BOARD = shutil.which("make-microsoft-freecell-board")
@@ -32,14 +32,27 @@ BOARD = shutil.which("make-microsoft-freecell-board")
 
 def ours(deal: int, cells: int, threads: int | None = None) -> tuple[float, int]:
     """Wall seconds and positions of `fcanalyze solve DEAL --cells K --prove` (a finished proof)."""
-    cmd = [FCANALYZE, "solve", str(deal), "--cells", str(cells), "--prove", "--max-memory", "16384", "--format", "json"]
+    cmd = [
+        FCANALYZE,
+        "solve",
+        str(deal),
+        "--cells",
+        str(cells),
+        "--prove",
+        "--max-memory",
+        "16384",
+        "--format",
+        "json",
+    ]
     if threads is not None:
         cmd += ["--threads", str(threads)]
     t = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t
     if r.returncode != 1 or '"unsolvable"' not in r.stdout:
-        sys.exit(f"fcanalyze solve {deal} --cells {cells}: exit {r.returncode}, not a proof: {r.stderr.strip()}")
+        sys.exit(
+            f"fcanalyze solve {deal} --cells {cells}: exit {r.returncode}, not a proof: {r.stderr.strip()}"
+        )
     positions = int(re.search(r'"positions":\s*(\d+)', r.stdout).group(1))
     return wall, positions
 
@@ -80,7 +93,7 @@ def bench_dbm(deals: list[tuple[int, int]], rounds: int) -> str:
         values = {n for _, n in counts}
         if len(values) != 1:
             sys.exit(f"deal {deal} with {cells} cells: the counts differ: {sorted(counts)}")
-        ratio = statistics.median(b / a for a, b in zip(ta, tb))
+        ratio = statistics.median(b / a for a, b in zip(ta, tb, strict=True))
         rows.append(
             f"| {deal} with {cells} cell{'s' * (cells != 1)} | {values.pop():,} | {fmt_times(ta)} | "
             f"{fmt_times(tb)} | **{ratio:.1f}x** |"
@@ -100,7 +113,7 @@ def bench_threads(deal: int, cells: int, rounds: int) -> str:
     for _ in range(rounds):
         t1.append(ours(deal, cells, threads=1)[0])
         t2.append(ours(deal, cells, threads=2)[0])
-    ratio = statistics.median(a / b for a, b in zip(t1, t2))
+    ratio = statistics.median(a / b for a, b in zip(t1, t2, strict=True))
     return (
         f"`fcanalyze solve {deal} --cells {cells} --prove --threads T`, alternating, run on "
         f"{time.strftime('%Y-%m-%d')}, {machine()}.\n\n"
