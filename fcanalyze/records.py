@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from fcanalyze import _core
 
@@ -176,6 +177,27 @@ def search_row(
         "elapsed_ms": elapsed_ms,
         "exhausted": exhausted,
     }
+
+
+def searches_table(cells: int, cols: Mapping[str, Sequence[Any]], config: dict[str, Any]) -> pa.Table:
+    """The ``searches`` table of a block of searches with `cells` cells from the core's columns
+    (``_core.solve_deals``), built column by column: the rows `search_row` would give, without a Python
+    object per search (moves only when solved)."""
+    schema = SEARCHES.with_metadata(metadata(config))
+    outcome = pa.array(cols["outcome"], pa.string())
+    moves = pc.if_else(
+        pc.equal(outcome, "solved"), pa.array(cols["moves"], pa.int32()), pa.scalar(None, pa.int32())
+    )
+    columns = {
+        "deal": pa.array(cols["deal"], pa.int64()),
+        "cells": pa.repeat(pa.scalar(cells, pa.int8()), len(outcome)),
+        "outcome": outcome,
+        "positions": pa.array(cols["positions"], pa.int64()),
+        "moves": moves,
+        "elapsed_ms": pa.array(cols["elapsed_ms"], pa.float64()),
+        "exhausted": pa.array(cols["exhausted"], pa.string()),
+    }
+    return pa.Table.from_arrays([columns[f.name] for f in schema], schema=schema)
 
 
 def search_rows(c: Classification) -> list[SearchRow]:
