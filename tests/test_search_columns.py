@@ -35,3 +35,20 @@ def test_columns_table_equals_the_rows_table():
 def test_solutions_come_back_unless_declined():
     cols = _core.solve_deals([1, 2], 4)
     assert all(cols["solution"]) and cols["exhausted"] == [None, None]
+
+
+def test_arrays_from_buffers_equal_pyarrows_own():
+    import pyarrow as pa
+
+    cases = {
+        pa.int8(): [0, -3, None, 4, 127, -128, None, 1, 2],
+        pa.int32(): [None, 7, 2**31 - 1],
+        pa.int64(): [1, 2**40, None, 3] * 5,
+        pa.float64(): [0.25, None, 3.0],
+        pa.string(): ["solved", None, "", "é 4b", None, "undecided"],
+    }
+    for t, values in cases.items():
+        for vs in (values, [v for v in values if v is not None], []):
+            got = records.array(vs, t)
+            got.validate(full=True)
+            assert got.equals(pa.array(vs, t)), (t, vs)

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from fcanalyze import _core, records, shards
 from fcanalyze.engines import Report, Task
@@ -73,10 +72,9 @@ def run_task(task: Task, report: Report) -> dict[str, Any]:
 def finish(out: Path, run: dict[str, Any]) -> dict[str, pa.Table]:
     """The ``unsolvable`` table: the deals proven unsolvable, with the size of each proof."""
     searches = shards.read_table(out, "searches")
-    bad = searches.filter(pc.equal(searches["outcome"], "unsolvable"))
     rows = [
         records.unsolvable_row(deal, positions, None)
-        for deal, positions in zip(bad["deal"].to_pylist(), bad["positions"].to_pylist(), strict=True)
+        for deal, positions in records.deals_with(searches, "unsolvable")
     ]
     return {"unsolvable": records.to_table("unsolvable", rows, run["config"])}
 
