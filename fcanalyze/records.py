@@ -161,12 +161,13 @@ def array(values: Sequence[Any], type: pa.DataType) -> pa.Array:
     compute function given a Python value) first imports pandas to probe for its types: a quarter of a
     second of CPU, more than the searches of a thousand deals. The buffers are built with the standard
     library instead: numbers in an `array.array`, strings as offsets and bytes."""
+    values = list(values)
     n = len(values)
-    nulls = sum(v is None for v in values)
+    nulls = values.count(None)
     bitmap = None
     if nulls:
         bits = bytearray((n + 7) // 8)
-        for i, v in enumerate(values):
+        for i, v in enumerate(values if nulls < n else ()):
             if v is not None:
                 bits[i >> 3] |= 1 << (i & 7)
         bitmap = pa.py_buffer(bits)
@@ -176,7 +177,7 @@ def array(values: Sequence[Any], type: pa.DataType) -> pa.Array:
         offsets.extend(accumulate(map(len, data)))
         buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
     elif type in _TYPECODES:
-        numbers = array_module(_TYPECODES[type], (0 if v is None else v for v in values))
+        numbers = array_module(_TYPECODES[type], [0 if v is None else v for v in values] if nulls else values)
         buffers = [bitmap, pa.py_buffer(numbers)]
     else:
         raise TypeError(f"no column of type {type} in fcanalyze's schemas")

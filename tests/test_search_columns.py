@@ -48,7 +48,7 @@ def test_arrays_from_buffers_equal_pyarrows_own():
         pa.string(): ["solved", None, "", "é 4b", None, "undecided"],
     }
     for t, values in cases.items():
-        for vs in (values, [v for v in values if v is not None], []):
+        for vs in (values, [v for v in values if v is not None], [], [None] * 11):
             got = records.array(vs, t)
             got.validate(full=True)
             assert got.equals(pa.array(vs, t)), (t, vs)
