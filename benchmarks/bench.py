@@ -1,6 +1,7 @@
 """Side-by-side benchmarks: fcanalyze against Freecell Solver (the anchor), engines, hints.
 
-    python benchmarks/bench.py [solve] [classify] [engines] [hints] [--write BENCHMARKS.md] [--rounds N]
+    python benchmarks/bench.py [solve] [verify] [classify] [engines] [hints] [--write BENCHMARKS.md]
+        [--rounds N] [--cpu CORE] [--verify-last N]
 
 Each comparison runs both programs in the same run, alternately, as whole processes pinned to one core
 each where the comparison is per core, and reports medians and the ratio of throughputs. Absolute times on
@@ -45,11 +46,29 @@ def machine() -> str:
 
 
 def timed(cmd: list[str], cpu: int | None = None, **kw) -> tuple[float, subprocess.CompletedProcess]:
+    t, _, r = timed_cpu(cmd, cpu, **kw)
+    return t, r
+
+
+def timed_cpu(
+    cmd: list[str], cpu: int | None = None, **kw
+) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Run `cmd` (pinned to core `cpu` if given): its wall time, its CPU time (user + system of the
+    process and the children it waited for, as the kernel accounts them) and its result."""
     if cpu is not None and TASKSET:
         cmd = [TASKSET, "-c", str(cpu), *cmd]
-    t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    return time.perf_counter() - t, r
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, **kw)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        r = subprocess.CompletedProcess(
+            cmd, proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        )
+    return wall, usage.ru_utime + usage.ru_stime, r
 
 
 def alternate(a: list[str], b: list[str], rounds: int) -> tuple[list[float], list[float], str, str]:
@@ -90,6 +109,51 @@ def bench_solve(rounds: int) -> str:
         f"| Freecell Solver 5.0.0 | `freecell-solver-range-parallel-solve 1 32000 1 -l lg` | {fmt_times(tb)} |\n\n"
         f"**Throughput ratio (ours / Freecell Solver's): {ratio:.2f}** (per round: "
         f"{', '.join(f'{p:.2f}' for p in pairs)}). Ours: {out_a.strip()}\n"
+    )
+
+
+# -- the whole 4-cell command, deals 1-32,000 -------------------------------------------------------------
+
+
+def bench_verify(rounds: int, cpu: int, last: int = 32000) -> str:
+    """`fcanalyze verify-unsolvable 1-LAST --workers 1` (the whole command: start-up, searches, Parquet
+    shards, the check against the known list) against Freecell Solver's range solver, both on the same
+    core, alternating, each round in a fresh output directory. The figure is the median of the per-round
+    ratios of wall times (theirs / ours); the ratio of CPU times (user + system) is printed beside it, less
+    noisy on a loaded machine but not the figure."""
+    if not FCS_RANGE or not FCANALYZE:
+        return "Freecell Solver or the fcanalyze command is not installed: skipped.\n"
+    theirs = [FCS_RANGE, "1", str(last), "1", "-l", "lg"]
+    wall_a, cpu_a, wall_b, cpu_b = [], [], [], []
+    summary = ""
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(rounds):
+            ours = [FCANALYZE, "verify-unsolvable", f"1-{last}", "--workers", "1", "--quiet"]
+            w, c, r = timed_cpu([*ours, "--out", f"{tmp}/{i}"], cpu=cpu)
+            if r.returncode != 0:
+                raise SystemExit(f"{ours} failed: {r.stdout[-1000:]} {r.stderr[-2000:]}")
+            wall_a.append(w)
+            cpu_a.append(c)
+            summary = r.stdout.strip().splitlines()[0]
+            w, c, r = timed_cpu(theirs, cpu=cpu)
+            if r.returncode != 0:
+                raise SystemExit(f"{theirs} failed: {r.stderr[-2000:]}")
+            wall_b.append(w)
+            cpu_b.append(c)
+            shutil.rmtree(f"{tmp}/{i}")
+    wall_ratios = [b / a for a, b in zip(wall_a, wall_b, strict=True)]
+    cpu_ratios = [b / a for a, b in zip(cpu_a, cpu_b, strict=True)]
+    return (
+        f"Deals 1-{last:,}, 4 free cells, whole commands on one core (taskset -c {cpu}, the same for both), "
+        f"alternating, {rounds} rounds. Run on {dt.date.today()}, {machine()}.\n\n"
+        f"| | command | wall time | CPU time (user + sys) |\n| --- | --- | --- | --- |\n"
+        f"| fcanalyze | `fcanalyze verify-unsolvable 1-{last} --workers 1 --out DIR --quiet` | {fmt_times(wall_a)} "
+        f"| {fmt_times(cpu_a)} |\n"
+        f"| Freecell Solver | `freecell-solver-range-parallel-solve 1 {last} 1 -l lg` | {fmt_times(wall_b)} "
+        f"| {fmt_times(cpu_b)} |\n\n"
+        f"**Throughput ratio (theirs / ours, wall, median of rounds): {statistics.median(wall_ratios):.2f}** "
+        f"(per round: {', '.join(f'{x:.2f}' for x in wall_ratios)}); CPU-time ratio "
+        f"{statistics.median(cpu_ratios):.2f}. Ours: {summary}\n"
     )
 
 
@@ -292,15 +356,18 @@ def write_section(path: Path, name: str, body: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("which", nargs="*", default=["solve", "classify", "engines", "hints"])
+    ap.add_argument("which", nargs="*", default=["solve", "verify", "classify", "engines", "hints"])
     ap.add_argument("--write", type=Path, default=None)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--classify-last", type=int, default=500)
     ap.add_argument("--hints-last", type=int, default=1000)
     ap.add_argument("--engines-range", default="1-20000")
+    ap.add_argument("--cpu", type=int, default=0, help="the core of both commands of the verify comparison")
+    ap.add_argument("--verify-last", type=int, default=32000)
     args = ap.parse_args()
     runs = {
         "solve": lambda: bench_solve(args.rounds),
+        "verify": lambda: bench_verify(args.rounds, args.cpu, args.verify_last),
         "classify": lambda: bench_classify(args.classify_last),
         "engines": lambda: bench_engines(args.engines_range),
         "hints": lambda: bench_hints(args.hints_last),

@@ -63,8 +63,10 @@ def solve_deals(
     max_positions: int = 10_000_000,
     time_limit_ms: int | None = None,
     strategy: _Strategy = "solve",
+    solutions: bool = True,
 ) -> dict[str, list[Any]]:
-    """Search many deals in one call; columns deal, outcome, positions, moves, elapsed_ms, solution."""
+    """Search many deals in one call; columns deal, outcome, positions, moves, elapsed_ms, exhausted
+    and, unless `solutions` is false, solution (every line is replayed by the core either way)."""
 
 def replay(source: int | _Layout, cells: int, moves: list[_MoveDict]) -> tuple[bool, int | None, str | None]:
     """The core's independent replay: (ok, index of the first bad move, reason)."""

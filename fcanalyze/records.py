@@ -15,7 +15,9 @@ timestamp, so that the same run gives the same bytes.
 from __future__ import annotations
 
 import json
+from array import array as array_module
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import pyarrow as pa
@@ -138,8 +140,63 @@ def metadata(config: dict[str, Any]) -> dict[bytes, bytes]:
 
 def to_table(name: str, rows: Sequence[Mapping[str, Any]], config: dict[str, Any]) -> pa.Table:
     """A table of `name`'s schema from its rows, with fcanalyze's metadata."""
+    return columns_table(name, {f.name: [row[f.name] for row in rows] for f in SCHEMAS[name]}, config)
+
+
+def columns_table(name: str, cols: Mapping[str, Sequence[Any]], config: dict[str, Any]) -> pa.Table:
+    """A table of `name`'s schema from its columns (Python sequences, None for null), with fcanalyze's
+    metadata."""
     schema = SCHEMAS[name].with_metadata(metadata(config))
-    return pa.Table.from_pydict({f.name: [row[f.name] for row in rows] for f in schema}, schema=schema)
+    return pa.Table.from_arrays([array(cols[f.name], f.type) for f in schema], schema=schema)
+
+
+#: The stdlib `array` type code of each numeric Arrow type of the schemas.
+_TYPECODES = {pa.int8(): "b", pa.int32(): "i", pa.int64(): "q", pa.float64(): "d"}
+
+
+def array(values: Sequence[Any], type: pa.DataType) -> pa.Array:
+    """An Arrow array of `type` holding `values` (None for null), put together from its buffers.
+
+    pyarrow's own conversion of Python values (``pa.array``, ``pa.scalar``, ``Table.from_pydict``, a
+    compute function given a Python value) first imports pandas to probe for its types: a quarter of a
+    second of CPU, more than the searches of a thousand deals. The buffers are built with the standard
+    library instead: numbers in an `array.array`, strings as offsets and bytes."""
+    values = list(values)
+    n = len(values)
+    nulls = values.count(None)
+    bitmap = None
+    if nulls:
+        bits = bytearray((n + 7) // 8)
+        for i, v in enumerate(values if nulls < n else ()):
+            if v is not None:
+                bits[i >> 3] |= 1 << (i & 7)
+        bitmap = pa.py_buffer(bits)
+    if pa.types.is_string(type):
+        data = [b"" if v is None else v.encode() for v in values]
+        offsets = array_module("i", [0])
+        offsets.extend(accumulate(map(len, data)))
+        buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+    elif type in _TYPECODES:
+        numbers = array_module(_TYPECODES[type], [0 if v is None else v for v in values] if nulls else values)
+        buffers = [bitmap, pa.py_buffer(numbers)]
+    else:
+        raise TypeError(f"no column of type {type} in fcanalyze's schemas")
+    return pa.Array.from_buffers(type, n, buffers, null_count=nulls)
+
+
+def deals_with(searches: pa.Table, outcome: str) -> list[tuple[int, int]]:
+    """(deal, positions) of each row of a ``searches`` table whose outcome is `outcome`, in table order
+    (read in Python: a compute kernel given the string would import pandas, see `array`)."""
+    return [
+        (deal, positions)
+        for deal, o, positions in zip(
+            searches["deal"].to_pylist(),
+            searches["outcome"].to_pylist(),
+            searches["positions"].to_pylist(),
+            strict=True,
+        )
+        if o == outcome
+    ]
 
 
 def deal_row(c: Classification) -> DealRow:
@@ -176,6 +233,19 @@ def search_row(
         "elapsed_ms": elapsed_ms,
         "exhausted": exhausted,
     }
+
+
+def searches_table(cells: int, cols: Mapping[str, Sequence[Any]], config: dict[str, Any]) -> pa.Table:
+    """The ``searches`` table of a block of searches with `cells` cells from the core's columns
+    (``_core.solve_deals``): the rows `search_row` would give, without a dict per search (moves only
+    when solved)."""
+    outcome = cols["outcome"]
+    moves = [m if o == "solved" else None for o, m in zip(outcome, cols["moves"], strict=True)]
+    return columns_table(
+        "searches",
+        {**cols, "cells": [cells] * len(outcome), "moves": moves},
+        config,
+    )
 
 
 def search_rows(c: Classification) -> list[SearchRow]:

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import pyarrow.compute as pc
 
-from fcanalyze import published, runner, shards
+from fcanalyze import published, records, runner, shards
 from fcanalyze.cli.errors import EXIT_OK, BadInput
 from fcanalyze.cli.guard import Command
 from fcanalyze.cli.inputs import MAX_LIST_BYTES, output_directory, read_text
@@ -122,8 +121,8 @@ def verify_unsolvable(
 def compare(out: Path, result: runner.RunResult, listed: list[int], deals: int) -> dict[str, Any]:
     """The report: the run's counts, and its proven set against the `listed` deals."""
     searches = shards.read_table(out, "searches")
-    proven = sorted(searches.filter(pc.equal(searches["outcome"], "unsolvable"))["deal"].to_pylist())
-    undecided = sorted(searches.filter(pc.equal(searches["outcome"], "undecided"))["deal"].to_pylist())
+    proven = sorted(deal for deal, _ in records.deals_with(searches, "unsolvable"))
+    undecided = sorted(deal for deal, _ in records.deals_with(searches, "undecided"))
     solved_but_listed = sorted(set(listed) - set(proven) - set(undecided))
     unlisted = sorted(set(proven) - set(listed))
     return {

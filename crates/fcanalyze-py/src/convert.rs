@@ -255,11 +255,13 @@ pub fn column_names(cols: &[Vec<u8>]) -> Vec<Vec<String>> {
 }
 
 /// Results of many deals as columns: `deal`, `outcome`, `positions`, `moves` (player moves of the
-/// solution, 0 when not solved), `elapsed_ms`, `solution` (notation).
+/// solution, 0 when not solved), `elapsed_ms`, `exhausted` (the budget that ran out) and, if
+/// `solutions`, `solution` (notation).
 pub fn result_columns<'py>(
     py: Python<'py>,
     deals: &[u64],
     results: &[SearchResult],
+    solutions: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("deal", deals)?;
@@ -286,12 +288,21 @@ pub fn result_columns<'py>(
         results.iter().map(|r| r.elapsed_ms).collect::<Vec<_>>(),
     )?;
     d.set_item(
-        "solution",
+        "exhausted",
         results
             .iter()
-            .map(|r| fccore::format_line(&r.solution))
+            .map(|r| budget_name(r.exhausted))
             .collect::<Vec<_>>(),
     )?;
+    if solutions {
+        d.set_item(
+            "solution",
+            results
+                .iter()
+                .map(|r| fccore::format_line(&r.solution))
+                .collect::<Vec<_>>(),
+        )?;
+    }
     Ok(d)
 }
 

@@ -73,9 +73,11 @@ fn solve<'py>(
 }
 
 /// Search many deals in one call (GIL released): returns columns `deal`, `outcome`, `positions`,
-/// `moves` (player moves of the solution, 0 when not solved), `elapsed_ms`, `solution` (notation).
+/// `moves` (player moves of the solution, 0 when not solved), `elapsed_ms`, `exhausted` (the budget
+/// that ran out, or None) and, unless `solutions` is false, `solution` (notation). Every solution is
+/// replayed by the core's independent replay before it is counted, whether or not it is returned.
 #[pyfunction]
-#[pyo3(signature = (deals, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve"))]
+#[pyo3(signature = (deals, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", solutions=true))]
 fn solve_deals<'py>(
     py: Python<'py>,
     deals: Vec<u64>,
@@ -83,6 +85,7 @@ fn solve_deals<'py>(
     max_positions: u64,
     time_limit_ms: Option<u64>,
     strategy: &str,
+    solutions: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cells = check_cells(cells)?;
     let strategy = parse_strategy(strategy, "\"solve\" or \"prove\"")?;
@@ -95,7 +98,7 @@ fn solve_deals<'py>(
             .collect()
     })?;
     let results = results.map_err(to_py)?;
-    convert::result_columns(py, &deals, &results)
+    convert::result_columns(py, &deals, &results, solutions)
 }
 
 /// Replay moves (dicts with from/to/count/auto) from a deal or layout with the core's independent
