@@ -51,6 +51,7 @@ mod checkpoint;
 mod code;
 mod context;
 mod group;
+mod level;
 mod levels;
 mod merge;
 mod search;
@@ -140,6 +141,9 @@ pub struct LayeredConfig {
     /// the memory is shared out between them. The count is the same whatever the threads; a win may
     /// be another one, found after other positions.
     pub threads: usize,
+    /// Positions of a group's set past which the group is searched by levels; `None`: 2^25. For
+    /// measurements and tests of the levels: it changes no count.
+    pub max_set_len: Option<usize>,
     /// A directory of the search's own, which makes it resumable: at the start of every layer it
     /// saves a checkpoint there, and a search of the same start position, cells and memory started
     /// with the same directory goes on from the last checkpoint instead of the start (after its
@@ -154,6 +158,7 @@ impl Default for LayeredConfig {
             max_memory: None,
             flush_keys: None,
             threads: 1,
+            max_set_len: None,
             checkpoint_dir: None,
         }
     }
@@ -171,6 +176,7 @@ pub fn prove_layered(
     let flush = config.flush_keys.unwrap_or_else(|| flush_keys(max_memory));
     let bounds = Bounds {
         threads: config.threads,
+        max_set_len: config.max_set_len.unwrap_or(MAX_SET_LEN),
         ..bounds(max_memory)
     };
     let dir = config.checkpoint_dir.as_deref();
