@@ -35,8 +35,8 @@ pub(super) type Sample = (u128, u64);
 /// Samples taken of each sorted run (evenly spaced).
 const SAMPLES: usize = 64;
 
-/// Bytes of each file reader's buffer (a merge reads every run at once).
-const READ_BUFFER: usize = 1 << 18;
+/// Bytes of each file reader's buffer.
+const READ_BUFFER: usize = 1 << 20;
 
 impl Level {
     pub(super) fn len(&self) -> usize {

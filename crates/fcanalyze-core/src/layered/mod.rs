@@ -31,11 +31,12 @@
 //! Threads ([`LayeredConfig::threads`]) share each layer out group by group: every thread merges the
 //! layer's file on its own, and takes the next group no thread has claimed when it is free; the
 //! threads' seeds for later layers go to the same files, each flush as a sorted run of its own. The
-//! count does not depend on the threads. A layer's groups are few and uneven, and a layer takes as long
-//! as its largest group: one group held 273 of the 274 million positions of layer 48 of deal 982 with
-//! 2 cells, and 144 of the 440 million of layer 50 of deal 24966 with 1 cell. On the 2-core machines
-//! of this project two threads did not gain: deal 26063 with 1 cell took 52.0 s with two against 50.8 s
-//! with one (medians of 3, `farm-bench`), its largest groups holding most of their layers.
+//! count does not depend on the threads. A layer's groups are few and uneven: one group held 273 of the
+//! 274 million positions of layer 48 of deal 982 with 2 cells, and whole groups alone gained nothing
+//! (deal 26063 with 1 cell: 52.0 s with two threads against 50.8 s with one, medians of 3). So a thread
+//! that finds no group left gives its seed buffers to the layer's idle threads and ends, and a group
+//! searched by levels takes them at the start of each level: the level's expansion and its merge into
+//! the next are shared out between the threads, the next level in parts, one per thread.
 //!
 //! A search given a directory of its own ([`LayeredConfig::checkpoint_dir`]) can be resumed: at the start of
 //! each layer, every buffer written, it saves a checkpoint there (`Checkpoint`: the bytes and sorted
