@@ -1,5 +1,5 @@
-//! Prover measurements: lean DEAL CELLS [CAP] [old]; LAYERED=1 [MEM_MB=M] [THREADS=T] for the layered
-//! proof.
+//! Prover measurements: lean DEAL CELLS [CAP] [old]; LAYERED=1 [MEM_MB=M] [THREADS=T] [SET_LEN=N] for the
+//! layered proof (its groups searched by levels past N positions).
 use fccore::Prover;
 use fccore::*;
 pub fn run(args: &[String]) {
@@ -23,6 +23,7 @@ pub fn run(args: &[String]) {
         let config = fccore::LayeredConfig {
             max_memory: mem,
             threads,
+            max_set_len: std::env::var("SET_LEN").ok().map(|v| v.parse().unwrap()),
             ..Default::default()
         };
         let r = fccore::prove_layered(&layout, cells, limits, &config).unwrap();

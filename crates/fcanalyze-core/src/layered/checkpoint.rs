@@ -29,21 +29,53 @@ pub(super) struct Finished {
 }
 
 /// A group searched by levels ([`search_by_levels`]) as it stood at the end of a level: its number and
-/// signature, the positions of its levels before `cur`, and the files (names in the spill directory) and
-/// codes of the level to expand next and of the one before it.
+/// signature, the positions of its levels before `cur`, and the parts (file names in the spill directory,
+/// and codes) of the level to expand next and of the one before it. Saved as the names and the codes of
+/// the parts each joined by `+` (`-` and 0 for no part): a checkpoint of one file per level, from before
+/// levels had parts, reads the same.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct LevelState {
     pub(super) group: u64,
     pub(super) sig: [u64; 6],
     pub(super) total: u64,
-    pub(super) cur: (String, u64),
-    pub(super) prev: Option<(String, u64)>,
+    pub(super) cur: Vec<(String, u64)>,
+    pub(super) prev: Vec<(String, u64)>,
 }
 
 impl LevelState {
     pub(super) fn files(&self) -> impl Iterator<Item = &(String, u64)> {
-        std::iter::once(&self.cur).chain(self.prev.as_ref())
+        self.cur.iter().chain(&self.prev)
     }
+}
+
+/// The parts of a level as a checkpoint saves them: their names, then their codes, each joined by `+`.
+fn parts_text(parts: &[(String, u64)]) -> String {
+    if parts.is_empty() {
+        return "- 0".into();
+    }
+    let names: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
+    let lens: Vec<String> = parts.iter().map(|p| p.1.to_string()).collect();
+    format!("{} {}", names.join("+"), lens.join("+"))
+}
+
+/// The parts of [`parts_text`], each a level file's name (`None` unless whole).
+fn parse_parts(names: &str, lens: &str) -> Option<Vec<(String, u64)>> {
+    if names == "-" {
+        return (lens == "0").then(Vec::new);
+    }
+    let names: Vec<&str> = names.split('+').collect();
+    let lens = lens
+        .split('+')
+        .map(|x| x.parse::<u64>().ok())
+        .collect::<Option<Vec<u64>>>()?;
+    if names.len() != lens.len() {
+        return None;
+    }
+    names
+        .into_iter()
+        .zip(lens)
+        .map(|(name, len)| level_number(name).map(|_| (name.to_string(), len)))
+        .collect()
 }
 
 pub(super) fn sig_text(sig: &[u64; 6]) -> String {
@@ -141,14 +173,13 @@ impl Checkpoint {
             t += &format!("finished {} {} {}\n", f.group, sig_text(&f.sig), f.len);
         }
         for g in &self.by_levels {
-            let (prev, prev_len) = g.prev.clone().unwrap_or(("-".into(), 0));
             t += &format!(
-                "levels {} {} {} {} {} {prev} {prev_len}\n",
+                "levels {} {} {} {} {}\n",
                 g.group,
                 sig_text(&g.sig),
                 g.total,
-                g.cur.0,
-                g.cur.1
+                parts_text(&g.cur),
+                parts_text(&g.prev)
             );
         }
         t + "end\n"
@@ -180,8 +211,6 @@ impl Checkpoint {
             finished: vec![],
             by_levels: vec![],
         };
-        // A level's file: a name of its own in the directory.
-        let file = |name: &str, len: u64| level_number(name).map(|_| (name.to_string(), len));
         let num = |x: Option<&str>| x?.parse::<u64>().ok();
         for line in lines {
             let mut w = line.split(' ');
@@ -235,13 +264,11 @@ impl Checkpoint {
                     let group = num(w.next())?;
                     let sig = parse_sig(w.next()?)?;
                     let total = num(w.next())?;
-                    let cur = file(w.next()?, num(w.next())?)?;
-                    let (prev, prev_len) = (w.next()?, num(w.next())?);
-                    let prev = if prev == "-" {
-                        None
-                    } else {
-                        Some(file(prev, prev_len)?)
-                    };
+                    let cur = parse_parts(w.next()?, w.next()?)?;
+                    let prev = parse_parts(w.next()?, w.next()?)?;
+                    if cur.is_empty() {
+                        return None;
+                    }
                     c.by_levels.push(LevelState {
                         group,
                         sig,

@@ -33,10 +33,33 @@ pub(super) fn rec_parent(r: &Rec) -> [u32; 5] {
     r[5..10].try_into().expect("five words")
 }
 
-/// The order of seeds in the spill files: by group (the hash of the signature), then by key.
+/// The order of seeds in the spill files: by group (the hash of the signature), then by key; as
+/// integers (the hash, the key's first four words, its last), which compare in a few instructions: the
+/// words compared one by one made the sorts of the seeds a seventh of a proof's time, and the whole
+/// proof 9-11% slower (deal 26063 with 1 cell, its groups by levels).
 #[inline(always)]
-pub(super) fn rec_order(r: &Rec) -> (u32, u32, [u32; 5]) {
-    (r[10], r[11], rec_key(r))
+pub(super) fn rec_order(r: &Rec) -> Order {
+    let w = |i: usize| r[i] as u128;
+    (
+        (r[10] as u64) << 32 | r[11] as u64,
+        w(0) << 96 | w(1) << 64 | w(2) << 32 | w(3),
+        r[4],
+    )
+}
+
+/// A seed's place in the order of the spill files ([`rec_order`]).
+pub(super) type Order = (u64, u128, u32);
+
+/// The packed key of a seed's [`Order`].
+#[inline(always)]
+pub(super) fn order_key(&(_, k, last): &Order) -> [u32; 5] {
+    [
+        (k >> 96) as u32,
+        (k >> 64) as u32,
+        (k >> 32) as u32,
+        k as u32,
+        last,
+    ]
 }
 
 /// A hash of the group of `key` (equal signatures, equal hashes).

@@ -1,9 +1,10 @@
 //! What a thread's search of its groups of a layer shares with the whole search ([`Cx`]): the rules,
 //! its seed buffers and the spill files, its budgets, the layer's counters; its periodic check
 //! ([`Cx::check`]) and the checkpoints after finished groups; and how the search of a group ends
-//! ([`GroupEnd`]).
+//! ([`GroupEnd`]); the threads left without a group ([`Idle`]), which help the groups searched by levels.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use crate::error::Result;
@@ -29,6 +30,16 @@ pub(super) enum GroupEnd {
     Out(Budget),
     /// Another thread ended the layer first.
     Stopped,
+}
+
+/// The threads of a layer that found no group left to claim, each with its seed buffers (given up by
+/// the thread, which ends): a group searched by levels takes them at the start of a level to share it
+/// out, and gives them back at its end. The search takes the buffers back at the layer's end.
+pub(super) type Idle = Mutex<Vec<(usize, SeedBuf)>>;
+
+/// The idle threads, locked (a thread that panicked holding them ends the search anyway).
+pub(super) fn lock_idle(idle: &Idle) -> MutexGuard<'_, Vec<(usize, SeedBuf)>> {
+    idle.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What a thread's search of its groups needs from the whole search.
@@ -67,6 +78,8 @@ pub(super) struct Cx<'a> {
     /// Per child of the position expanded: its layer, and when in the layer its code and hash.
     pub(super) codes: Vec<(usize, u128, u64)>,
     pub(super) res: LayeredResult,
+    /// The layer's idle threads.
+    pub(super) idle: &'a Idle,
 }
 
 /// What [`Cx::check`] found.
@@ -79,7 +92,45 @@ pub(super) enum Check {
     Stopped,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
+    /// The context of idle thread `thread` (its seed buffers `seeds`) helping this thread's group
+    /// searched by levels: the same budgets and counters, its own seeds, counts and peaks.
+    pub(super) fn helper<'b>(&self, thread: usize, seeds: &'b mut SeedBuf) -> Cx<'b>
+    where
+        'a: 'b,
+    {
+        Cx {
+            rules: self.rules,
+            seeds,
+            spill: self.spill,
+            thread,
+            limits: self.limits,
+            max_memory: self.max_memory,
+            max_stack_bytes: self.max_stack_bytes,
+            max_set_len: self.max_set_len,
+            level_chunk: self.level_chunk,
+            save_every: self.save_every,
+            start: self.start,
+            layer: self.layer,
+            before: self.before,
+            layer_done: self.layer_done,
+            stop: self.stop,
+            next_group: self.next_group,
+            done: self.done,
+            expanded: 0,
+            merge_bytes: 0,
+            kids: Vec::with_capacity(128),
+            codes: Vec::with_capacity(128),
+            res: LayeredResult {
+                peak_positions: 0,
+                peak_bytes: 0,
+                peak_parts: [0; 5],
+                ..self.res.clone()
+            },
+            idle: self.idle,
+        }
+    }
+
     /// Group `group` of signature `sig` is finished, with `len` positions: in a resumable search, a
     /// checkpoint within the layer lists it when one is due (the group's seeds written first).
     pub(super) fn finished(&mut self, group: u64, sig: [u64; 6], len: usize) -> Result<()> {

@@ -7,14 +7,15 @@ use crate::key::{signature, Key};
 use crate::layer::progress;
 
 use super::code::Frame;
-use super::context::{Check, Cx, GroupEnd};
+use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::levels::search_by_levels;
 use super::table::Table;
 
 /// Search the group of `first` (a seed), its other seeds given by `more`: depth first from each seed,
 /// with a stack of at most [`Cx::max_stack_bytes`]; positions that find the stack full wait in the set
-/// untaken, and scans of the set take them until none is left. When the set outgrows the memory, the
-/// group is searched again by levels ([`search_by_levels`]) from the seeds taken so far and the rest.
+/// untaken, and scans of the set take them until none is left. When the set outgrows the memory, or
+/// passes a quarter of [`Cx::max_set_len`] while other threads wait with no group left, the group is
+/// searched again by levels ([`search_by_levels`]) from the seeds taken so far and the rest.
 pub(super) fn search_group(
     cx: &mut Cx,
     group: u64,
@@ -47,6 +48,15 @@ pub(super) fn search_group(
             return search_by_levels(cx, (group, g.sig), &g.frame, g.taken, more);
         }
         if cx.expanded & 4095 == 0 {
+            if g.table.len > cx.max_set_len / 4 && !lock_idle(cx.idle).is_empty() {
+                // Threads wait with no group left: a large group goes over to levels now, which they
+                // share. With two threads, a group of G positions switched at S then costs S + G / 2
+                // instead of G: a loss for G under 2S (at most S / 2), a gain past it, and for a giant
+                // group (past the bound anyway) a gain of the bound's work less S.
+                drop(g.table);
+                drop(g.stack);
+                return search_by_levels(cx, (group, g.sig), &g.frame, g.taken, more);
+            }
             let held = (g.stack.capacity() + g.taken.capacity()) * std::mem::size_of::<u128>();
             match cx.check(g.table.len, g.table.memory(), held) {
                 Check::Go => {}

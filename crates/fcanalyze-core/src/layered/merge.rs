@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 
-use super::code::{decode_rec, rec_order, Rec, LEAN, RECORD};
+use super::code::{decode_rec, order_key, rec_order, Order, Rec, LEAN, RECORD};
 use super::spill::io_error;
 
 /// One sorted run of a layer's file, being read: the bytes `pos..end` still to read, the bytes of its
@@ -20,7 +20,7 @@ pub(super) struct Run {
 }
 
 /// A seed's place in the merge: its order, and its run.
-pub(super) type Head = std::cmp::Reverse<((u32, u32, [u32; 5]), usize)>;
+pub(super) type Head = std::cmp::Reverse<(Order, usize)>;
 
 /// The k-way merge of a layer's sorted runs: its seeds group by group, each key once.
 #[derive(Default)]
@@ -98,22 +98,21 @@ impl Merge {
     }
 
     /// The group hash of the next seed, if any.
-    pub(super) fn peek_hash(&self) -> Option<(u32, u32)> {
-        self.heap
-            .peek()
-            .map(|&std::cmp::Reverse(((a, b, _), _))| (a, b))
+    pub(super) fn peek_hash(&self) -> Option<u64> {
+        self.heap.peek().map(|&std::cmp::Reverse(((h, _, _), _))| h)
     }
 
     /// The next seed key of group hash `h` (in key order, each key once), `None` past the last one.
-    pub(super) fn next_in_group(&mut self, h: (u32, u32)) -> Result<Option<[u32; 5]>> {
-        while let Some(&std::cmp::Reverse(((a, b, key), i))) = self.heap.peek() {
-            if (a, b) != h {
+    pub(super) fn next_in_group(&mut self, h: u64) -> Result<Option<[u32; 5]>> {
+        while let Some(&std::cmp::Reverse((order, i))) = self.heap.peek() {
+            if order.0 != h {
                 return Ok(None);
             }
             self.heap.pop();
             if let Some(r) = self.next_of(i)? {
                 self.heap.push(std::cmp::Reverse((rec_order(&r), i)));
             }
+            let key = order_key(&order);
             if self.last != Some(key) {
                 self.last = Some(key);
                 return Ok(Some(key));

@@ -31,11 +31,12 @@
 //! Threads ([`LayeredConfig::threads`]) share each layer out group by group: every thread merges the
 //! layer's file on its own, and takes the next group no thread has claimed when it is free; the
 //! threads' seeds for later layers go to the same files, each flush as a sorted run of its own. The
-//! count does not depend on the threads. A layer's groups are few and uneven, and a layer takes as long
-//! as its largest group: one group held 273 of the 274 million positions of layer 48 of deal 982 with
-//! 2 cells, and 144 of the 440 million of layer 50 of deal 24966 with 1 cell. On the 2-core machines
-//! of this project two threads did not gain: deal 26063 with 1 cell took 52.0 s with two against 50.8 s
-//! with one (medians of 3, `farm-bench`), its largest groups holding most of their layers.
+//! count does not depend on the threads. A layer's groups are few and uneven: one group held 273 of the
+//! 274 million positions of layer 48 of deal 982 with 2 cells, and whole groups alone gained nothing
+//! (deal 26063 with 1 cell: 52.0 s with two threads against 50.8 s with one, medians of 3). So a thread
+//! that finds no group left gives its seed buffers to the layer's idle threads and ends, and a group
+//! searched by levels takes them at the start of each level: the level's expansion and its merge into
+//! the next are shared out between the threads, the next level in parts, one per thread.
 //!
 //! A search given a directory of its own ([`LayeredConfig::checkpoint_dir`]) can be resumed: at the start of
 //! each layer, every buffer written, it saves a checkpoint there (`Checkpoint`: the bytes and sorted
@@ -51,6 +52,7 @@ mod checkpoint;
 mod code;
 mod context;
 mod group;
+mod level;
 mod levels;
 mod merge;
 mod search;
@@ -140,6 +142,9 @@ pub struct LayeredConfig {
     /// the memory is shared out between them. The count is the same whatever the threads; a win may
     /// be another one, found after other positions.
     pub threads: usize,
+    /// Positions of a group's set past which the group is searched by levels; `None`: 2^25. For
+    /// measurements and tests of the levels: it changes no count.
+    pub max_set_len: Option<usize>,
     /// A directory of the search's own, which makes it resumable: at the start of every layer it
     /// saves a checkpoint there, and a search of the same start position, cells and memory started
     /// with the same directory goes on from the last checkpoint instead of the start (after its
@@ -154,6 +159,7 @@ impl Default for LayeredConfig {
             max_memory: None,
             flush_keys: None,
             threads: 1,
+            max_set_len: None,
             checkpoint_dir: None,
         }
     }
@@ -171,6 +177,7 @@ pub fn prove_layered(
     let flush = config.flush_keys.unwrap_or_else(|| flush_keys(max_memory));
     let bounds = Bounds {
         threads: config.threads,
+        max_set_len: config.max_set_len.unwrap_or(MAX_SET_LEN),
         ..bounds(max_memory)
     };
     let dir = config.checkpoint_dir.as_deref();

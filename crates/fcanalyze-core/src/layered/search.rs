@@ -5,6 +5,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 #[cfg(test)]
@@ -22,7 +23,7 @@ use crate::prover::Rules;
 use super::chain::chain_to;
 use super::checkpoint::{identity, Checkpoint};
 use super::code::Frame;
-use super::context::{Cx, GroupEnd};
+use super::context::{lock_idle, Cx, GroupEnd, Idle};
 use super::group::search_group;
 use super::levels::resume_by_levels;
 use super::merge::{LayerFile, Merge};
@@ -292,6 +293,7 @@ impl Proof {
         let layer_done = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
         let next_group = AtomicU64::new(0);
+        let idle: Idle = Mutex::new(Vec::new());
         let share = |thread: usize, seeds: &mut SeedBuf, expanded: u64| {
             let mut cx = Cx {
                 rules,
@@ -322,12 +324,25 @@ impl Proof {
                     peak_parts: [0; 5],
                     ..t.res.clone()
                 },
+                idle: &idle,
             };
             let end = search_share(&mut cx, file);
             if !matches!(end, Ok(None | Some(GroupEnd::Stopped))) {
                 stop.store(true, Ordering::Relaxed);
             }
-            (end, cx.expanded, cx.res)
+            let Cx {
+                expanded,
+                res,
+                seeds,
+                ..
+            } = cx;
+            if threads > 1 && matches!(end, Ok(None)) {
+                // No group left to claim: the thread's buffers go to help the groups searched by
+                // levels, and the thread ends.
+                let empty = SeedBuf::new(seeds.flush_keys);
+                lock_idle(&idle).push((thread, std::mem::replace(seeds, empty)));
+            }
+            (end, expanded, res)
         };
         let ends = if threads == 1 {
             vec![share(0, &mut bufs[0], t.expanded)]
@@ -347,6 +362,10 @@ impl Proof {
                     .collect::<Vec<_>>()
             })
         };
+        // The idle threads' buffers back in their places (left empty when they were given up).
+        for (thread, seeds) in idle.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            bufs[thread] = seeds;
+        }
         (layer_done.into_inner(), ends)
     }
 

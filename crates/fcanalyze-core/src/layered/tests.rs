@@ -4,6 +4,8 @@ use crate::position::Position;
 use crate::prover::Rules;
 
 use super::code::{Frame, LEAN};
+use super::level::split_points;
+use super::levels::SHARED_LEVELS;
 use super::spill::{remove_orphans, SpillDir};
 use super::table::Table;
 
@@ -245,6 +247,10 @@ fn groups_searched_by_levels_count_the_same() {
             }
         }
         assert!(proofs > 8, "{proofs} proofs");
+        if threads == 2 {
+            // A thread left without a group helped the other's group by levels.
+            assert!(SHARED_LEVELS.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        }
         let mut late = Layout::deal(2).unwrap();
         for col in late.columns.iter_mut() {
             col.retain(|&c| crate::card::rank(c) >= 7);
@@ -545,6 +551,7 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
         col.retain(|&c| crate::card::rank(c) >= 7);
     }
     late.foundations = [7; 4];
+    let mut in_parts = false;
     for (layout, k) in [(Layout::deal(11982).unwrap(), 4), (late, 0)] {
         let whole = search(&layout, k, limits, None, 5000, levels, None).unwrap();
         for every in [1, 3] {
@@ -565,6 +572,8 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
                         assert_eq!(Checkpoint::parse(&c.to_text()), Some(c.clone()));
                         listed[0] |= !c.finished.is_empty();
                         listed[1] |= !c.by_levels.is_empty();
+                        // A level in parts, merged by two threads.
+                        in_parts |= c.by_levels.iter().any(|g| g.cur.len() > 1);
                         for g in &c.by_levels {
                             for (name, len) in g.files() {
                                 let bytes = std::fs::metadata(dir.join(name)).unwrap().len();
@@ -589,6 +598,7 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
             assert!(!dir.exists(), "the files go when the search ends");
         }
     }
+    assert!(in_parts, "no checkpoint listed a level in parts");
 }
 
 /// Once the lines are forgotten (the files kept for them would pass their budget), the seeds are
@@ -642,4 +652,80 @@ fn seeds_are_written_lean_once_the_lines_are_forgotten() {
         }
     }
     assert_eq!(kinds, [true, true, true]);
+}
+
+/// The split of a merge between threads: `n - 1` increasing codes that share the samples' weight
+/// about equally, whatever the samples (none, fewer than the threads, all equal).
+#[test]
+fn merges_split_into_ranges_of_about_equal_sizes() {
+    let samples: Vec<(u128, u64)> = (0..1000u128).rev().map(|c| (c * 7, 3)).collect();
+    for n in 1..=5usize {
+        let points = split_points(samples.clone(), n);
+        assert_eq!(points.len(), n - 1);
+        assert!(points.windows(2).all(|w| w[0] <= w[1]));
+        for (j, &p) in points.iter().enumerate() {
+            let below = samples.iter().filter(|s| s.0 < p).count();
+            let goal = 1000 * (j + 1) / n;
+            assert!(
+                below.abs_diff(goal) <= 1,
+                "n={n} j={j}: {below} below, {goal} wanted"
+            );
+        }
+    }
+    assert_eq!(split_points(vec![], 3).len(), 2);
+    assert_eq!(split_points(vec![(5, 1)], 4).len(), 3);
+    assert_eq!(split_points(vec![(5, 10); 10], 2), vec![5]);
+}
+
+/// A checkpoint that names one file per level (written before levels had parts) reads as levels of
+/// one part; levels of several parts are saved and read back.
+#[test]
+fn checkpoints_list_the_parts_of_levels() {
+    let old = "fcanalyze-layered-checkpoint/1\nidentity x\nlayer 3\n\
+               levels 2 1,2,3,4,5,6 10 level-0-000007.codes 4 - 0\n\
+               levels 5 1,2,3,4,5,7 20 level-1-000009.codes 6 level-1-000008.codes 3\nend\n";
+    let c = Checkpoint::parse(old).unwrap();
+    assert_eq!(c.by_levels[0].cur, vec![("level-0-000007.codes".into(), 4)]);
+    assert!(c.by_levels[0].prev.is_empty());
+    assert_eq!(
+        c.by_levels[1].prev,
+        vec![("level-1-000008.codes".into(), 3)]
+    );
+    assert_eq!(Checkpoint::parse(&c.to_text()), Some(c.clone()));
+    let mut parts = c;
+    parts.by_levels[1]
+        .cur
+        .push(("level-1-000010.codes".into(), 5));
+    let text = parts.to_text();
+    assert!(text.contains("level-1-000009.codes+level-1-000010.codes 6+5"));
+    assert_eq!(Checkpoint::parse(&text), Some(parts));
+    for torn in ["a.codes 4", "level-0-1.codes 4+5", "- 3"] {
+        let t = old.replace("level-0-000007.codes 4", torn);
+        assert_eq!(Checkpoint::parse(&t), None, "{torn}");
+    }
+}
+
+/// Deal 26063 with 1 cell, its groups searched by levels past 2^16 positions within 70 MB, with one
+/// thread and with two (the second helping the first's levels): the lean prover's count.
+#[test]
+#[ignore = "minutes of CPU: run with --ignored"]
+fn deal_26063_by_levels_with_one_thread_or_two() {
+    for threads in [1, 2] {
+        let config = LayeredConfig {
+            max_memory: Some(70 << 20),
+            threads,
+            max_set_len: Some(1 << 16),
+            ..LayeredConfig::default()
+        };
+        let limits = Limits {
+            max_positions: u64::MAX,
+            max_millis: None,
+        };
+        let r = prove_layered(&Layout::deal(26063).unwrap(), 1, limits, &config).unwrap();
+        assert_eq!(
+            (r.outcome, r.positions),
+            (LayeredOutcome::Unsolvable, 37_426_252),
+            "{threads} threads"
+        );
+    }
 }

@@ -1,0 +1,323 @@
+//! The files of a group searched by levels ([`Levels`]): a level is a list of sorted parts covering
+//! disjoint, increasing ranges of codes ([`Level`], [`Part`]), read by index or from a code on
+//! ([`Codes`]); the sorted runs a level's expansion writes; and the merge of one range of codes of the
+//! runs into a part of the next level ([`Levels::merge_range`]), so that several threads can each merge
+//! a range of their own.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::Result;
+
+use super::code::CODE;
+use super::spill::{free_disk, io_error, level_name};
+
+/// Codes sorted, each once, in a file of their own.
+#[derive(Clone, Debug)]
+pub(super) struct Part {
+    pub(super) path: PathBuf,
+    pub(super) len: usize,
+}
+
+/// A level: its parts, in order, each over a range of codes past the one before (none for an empty
+/// level). Its codes are the same whatever the threads that made it; its parts are not.
+#[derive(Default, Debug)]
+pub(super) struct Level {
+    pub(super) parts: Vec<Part>,
+}
+
+/// A sample of a sorted run, for the split of a merge between threads: a code, and the codes of the
+/// run it stands for.
+pub(super) type Sample = (u128, u64);
+
+/// Samples taken of each sorted run (evenly spaced).
+const SAMPLES: usize = 64;
+
+/// Bytes of each file reader's buffer.
+const READ_BUFFER: usize = 1 << 20;
+
+impl Level {
+    pub(super) fn len(&self) -> usize {
+        self.parts.iter().map(|p| p.len).sum()
+    }
+
+    /// The level of `parts` (the empty ones left out).
+    pub(super) fn of(parts: impl IntoIterator<Item = Part>) -> Level {
+        Level {
+            parts: parts.into_iter().filter(|p| p.len > 0).collect(),
+        }
+    }
+
+    /// The codes at indexes `from..to` of the level, in order.
+    pub(super) fn read_range(&self, from: usize, to: usize) -> Codes {
+        let mut spans = Vec::new();
+        let mut at = 0;
+        for p in &self.parts {
+            let (a, b) = (from.max(at), to.min(at + p.len));
+            if a < b {
+                spans.push((p.path.clone(), (a - at) as u64, b - a));
+            }
+            at += p.len;
+        }
+        Codes::of(spans)
+    }
+
+    /// The codes of the level from the least one at least `lo` on, in order.
+    pub(super) fn read_from(&self, lo: Option<u128>) -> Result<Codes> {
+        let mut spans = Vec::new();
+        for p in &self.parts {
+            let first = match lo {
+                Some(lo) => p.first_at_least(lo)?,
+                None => 0,
+            };
+            if first < p.len {
+                spans.push((p.path.clone(), first as u64, p.len - first));
+            }
+        }
+        Ok(Codes::of(spans))
+    }
+}
+
+impl Part {
+    /// The index of the first code at least `x` (the part's length when none is).
+    fn first_at_least(&self, x: u128) -> Result<usize> {
+        let mut f = File::open(&self.path).map_err(|e| io_error(&self.path, e))?;
+        let (mut lo, mut hi) = (0usize, self.len);
+        let mut b = [0u8; CODE];
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            f.seek(SeekFrom::Start((mid * CODE) as u64))
+                .and_then(|_| f.read_exact(&mut b))
+                .map_err(|e| io_error(&self.path, e))?;
+            if u128::from_le_bytes(b) < x {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+}
+
+/// Codes read in order from spans of files (a file, the index of its first code, the codes).
+pub(super) struct Codes {
+    spans: std::vec::IntoIter<(PathBuf, u64, usize)>,
+    file: Option<(BufReader<File>, PathBuf)>,
+    left: usize,
+}
+
+impl Codes {
+    fn of(spans: Vec<(PathBuf, u64, usize)>) -> Codes {
+        Codes {
+            spans: spans.into_iter(),
+            file: None,
+            left: 0,
+        }
+    }
+
+    pub(super) fn next_code(&mut self) -> Result<Option<u128>> {
+        while self.left == 0 {
+            let Some((path, first, len)) = self.spans.next() else {
+                self.file = None;
+                return Ok(None);
+            };
+            let mut f = File::open(&path).map_err(|e| io_error(&path, e))?;
+            f.seek(SeekFrom::Start(first * CODE as u64))
+                .map_err(|e| io_error(&path, e))?;
+            self.file = Some((BufReader::with_capacity(READ_BUFFER, f), path));
+            self.left = len;
+        }
+        let (r, path) = self.file.as_mut().expect("an open span");
+        let mut b = [0u8; CODE];
+        r.read_exact(&mut b).map_err(|e| io_error(path, e))?;
+        self.left -= 1;
+        Ok(Some(u128::from_le_bytes(b)))
+    }
+}
+
+/// A source of a merge: a run on disk or a sorted chunk in memory.
+enum Source<'c> {
+    File(Codes),
+    Memory(std::slice::Iter<'c, u128>),
+}
+
+impl Source<'_> {
+    fn next_code(&mut self) -> Result<Option<u128>> {
+        match self {
+            Source::File(c) => c.next_code(),
+            Source::Memory(m) => Ok(m.next().copied()),
+        }
+    }
+}
+
+/// The files of a group searched by levels, in the spill directory, shared by the threads that search
+/// it: level files and runs numbered in the order they are made, named after the thread searching
+/// the group.
+pub(super) struct Levels {
+    pub(super) dir: PathBuf,
+    pub(super) thread: usize,
+    /// The number of the next file.
+    pub(super) made: AtomicU64,
+    /// Bytes of the files on disk.
+    pub(super) disk: AtomicU64,
+    /// Free disk space a write must leave.
+    pub(super) min_free: u64,
+}
+
+impl Levels {
+    /// Whether writing `codes` more would leave less free disk than the search must leave.
+    pub(super) fn disk_low(&self, codes: usize) -> bool {
+        free_disk(&self.dir).is_some_and(|f| f < (codes * CODE) as u64 + self.min_free)
+    }
+
+    pub(super) fn disk(&self) -> u64 {
+        self.disk.load(Ordering::Relaxed)
+    }
+
+    fn create(&self) -> Result<(PathBuf, BufWriter<File>)> {
+        let made = self.made.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(level_name(self.thread, made));
+        let f = File::create(&path).map_err(|e| io_error(&path, e))?;
+        Ok((path, BufWriter::with_capacity(1 << 20, f)))
+    }
+
+    /// `chunk` sorted, each code once, written to a file of its own, its samples added to `samples`;
+    /// `chunk` is left empty.
+    pub(super) fn write_run(
+        &self,
+        chunk: &mut Vec<u128>,
+        samples: &mut Vec<Sample>,
+    ) -> Result<Part> {
+        sort_dedup(chunk, samples);
+        let (path, mut w) = self.create()?;
+        for c in chunk.iter() {
+            w.write_all(&c.to_le_bytes())
+                .map_err(|e| io_error(&path, e))?;
+        }
+        w.flush().map_err(|e| io_error(&path, e))?;
+        self.disk
+            .fetch_add((chunk.len() * CODE) as u64, Ordering::Relaxed);
+        let part = Part {
+            path,
+            len: chunk.len(),
+        };
+        chunk.clear();
+        Ok(part)
+    }
+
+    /// The codes `lo..hi` (unbounded where `None`) of `runs` and `chunks` (each sorted), each once,
+    /// that are not in `cur` or `prev`, written to a part of the next level (of no codes: no file).
+    pub(super) fn merge_range(
+        &self,
+        (runs, chunks): (&[Part], &[&[u128]]),
+        cur: &Level,
+        prev: &Level,
+        (lo, hi): (Option<u128>, Option<u128>),
+    ) -> Result<Part> {
+        let mut sources = Vec::with_capacity(runs.len() + chunks.len());
+        for r in runs {
+            sources.push(Source::File(Level::of([r.clone()]).read_from(lo)?));
+        }
+        for c in chunks {
+            let from = lo.map_or(0, |lo| c.partition_point(|&x| x < lo));
+            sources.push(Source::Memory(c[from..].iter()));
+        }
+        let mut heap = std::collections::BinaryHeap::with_capacity(sources.len());
+        for (i, s) in sources.iter_mut().enumerate() {
+            if let Some(c) = s.next_code()? {
+                heap.push(std::cmp::Reverse((c, i)));
+            }
+        }
+        let mut old = [cur.read_from(lo)?, prev.read_from(lo)?];
+        let mut old_next = [old[0].next_code()?, old[1].next_code()?];
+        let (path, mut w) = self.create()?;
+        let mut len = 0usize;
+        let mut last: Option<u128> = None;
+        while let Some(std::cmp::Reverse((code, i))) = heap.pop() {
+            if hi.is_some_and(|hi| code >= hi) {
+                break;
+            }
+            if let Some(n) = sources[i].next_code()? {
+                heap.push(std::cmp::Reverse((n, i)));
+            }
+            if last == Some(code) {
+                continue;
+            }
+            last = Some(code);
+            let mut known = false;
+            for (o, n) in old.iter_mut().zip(old_next.iter_mut()) {
+                while n.is_some_and(|x| x < code) {
+                    *n = o.next_code()?;
+                }
+                known |= *n == Some(code);
+            }
+            if !known {
+                w.write_all(&code.to_le_bytes())
+                    .map_err(|e| io_error(&path, e))?;
+                len += 1;
+            }
+        }
+        w.flush().map_err(|e| io_error(&path, e))?;
+        drop(w);
+        if len == 0 {
+            let _ = std::fs::remove_file(&path);
+        }
+        self.disk.fetch_add((len * CODE) as u64, Ordering::Relaxed);
+        Ok(Part { path, len })
+    }
+
+    /// The files of `parts` removed.
+    pub(super) fn remove(&self, parts: Vec<Part>) {
+        for p in parts {
+            let _ = std::fs::remove_file(&p.path);
+            let bytes = (p.len * CODE) as u64;
+            let _ = self
+                .disk
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| {
+                    Some(d - bytes.min(d))
+                });
+        }
+    }
+}
+
+/// `chunk` sorted, each code once, and its samples added to `samples`.
+pub(super) fn sort_dedup(chunk: &mut Vec<u128>, samples: &mut Vec<Sample>) {
+    chunk.sort_unstable();
+    chunk.dedup();
+    let n = chunk.len();
+    if n > 0 {
+        let step = n.div_ceil(SAMPLES);
+        samples.extend(chunk.iter().step_by(step).map(|&c| (c, step as u64)));
+    }
+}
+
+/// The codes that split a merge into `n` ranges of about equal sizes, from the samples of its runs:
+/// `n - 1` codes, increasing (equal ones make empty ranges).
+pub(super) fn split_points(mut samples: Vec<Sample>, n: usize) -> Vec<u128> {
+    samples.sort_unstable();
+    let total: u64 = samples.iter().map(|s| s.1).sum();
+    let mut points = Vec::with_capacity(n.saturating_sub(1));
+    let mut seen = 0u64;
+    let mut at = samples.iter();
+    for j in 1..n {
+        let goal = total * j as u64 / n as u64;
+        let mut point = None;
+        for &(c, w) in at.by_ref() {
+            seen += w;
+            if seen > goal {
+                point = Some(c);
+                break;
+            }
+        }
+        match point.or(points.last().copied()) {
+            Some(p) => points.push(p),
+            None => break,
+        }
+    }
+    // Too few samples for `n` ranges: the last ranges are empty.
+    let last = points.last().copied().unwrap_or(u128::MAX);
+    points.resize(n.saturating_sub(1), last);
+    points
+}
