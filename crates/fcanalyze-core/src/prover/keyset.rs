@@ -205,6 +205,12 @@ impl Slot {
         }
     }
 
+    /// Take the lock if it is free.
+    #[inline(always)]
+    fn try_lock(&self) -> bool {
+        !self.locked.load(Ordering::Relaxed) && !self.locked.swap(true, Ordering::Acquire)
+    }
+
     #[inline(always)]
     fn unlock(&self) {
         self.locked.store(false, Ordering::Release);
@@ -386,13 +392,18 @@ impl KeySet {
         self.insert_owned(&self.shards[Self::shard_of(h)], key, h, &mut None)
     }
 
-    /// Insert `key` whose hash is `h` while other threads may insert too; true when it is new. The
-    /// set's [`KeySet::len`] is not kept: the threads count their new keys, or [`KeySet::recount`].
+    /// Insert `key` whose hash is `h` while other threads may insert too: whether it is new, or `None`
+    /// when another thread holds its shard and not `wait`. The set's [`KeySet::len`] is not kept: the
+    /// threads count their new keys, or [`KeySet::recount`].
     #[inline(always)]
-    pub fn insert_shared(&self, key: &Key, h: u64) -> bool {
+    pub fn insert_shared(&self, key: &Key, h: u64, wait: bool) -> Option<bool> {
         let slot = &self.shards[Self::shard_of(h)];
         let mut old = None;
-        slot.lock();
+        if wait {
+            slot.lock();
+        } else if !slot.try_lock() {
+            return None;
+        }
         let new = self.insert_owned(slot, key, h, &mut old);
         // SAFETY: the shard's lock is held.
         let s = unsafe { &mut *slot.shard.get() };
@@ -406,7 +417,7 @@ impl KeySet {
         if let Some(nb) = spare {
             self.make_spare(slot, nb);
         }
-        new
+        Some(new)
     }
 
     /// Insert `key`; true when it is new.
@@ -467,12 +478,12 @@ mod tests {
             let set = &s;
             let a = sc.spawn(move || {
                 (0..2 * n)
-                    .filter(|&i| set.insert_shared(&key(i), hash(&key(i))))
+                    .filter(|&i| set.insert_shared(&key(i), hash(&key(i)), true) == Some(true))
                     .count()
             });
             let b = sc.spawn(move || {
                 (n..3 * n)
-                    .filter(|&i| set.insert_shared(&key(i), hash(&key(i))))
+                    .filter(|&i| set.insert_shared(&key(i), hash(&key(i)), true) == Some(true))
                     .count()
             });
             (a.join().unwrap() + b.join().unwrap()) as u64

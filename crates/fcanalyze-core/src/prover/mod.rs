@@ -111,6 +111,8 @@ pub struct ProveStats {
     pub children: u64,
     /// Children found in the recent-children cache.
     pub recent_hits: u64,
+    /// Expansions whose lookups were held up by a shard another thread was growing (tried again later).
+    pub held_up: u64,
     /// Most positions on the stack (the sum of each thread's most).
     pub max_stack: usize,
     /// Bytes of the visited set at the end.
@@ -127,6 +129,7 @@ impl Default for ProveStats {
             expanded: 0,
             children: 0,
             recent_hits: 0,
+            held_up: 0,
             max_stack: 0,
             set_bytes: 0,
             bytes: 0,
@@ -141,6 +144,7 @@ impl ProveStats {
         self.expanded += o.expanded;
         self.children += o.children;
         self.recent_hits += o.recent_hits;
+        self.held_up += o.held_up;
         self.max_stack += o.max_stack;
         for (a, b) in self.by_home.iter_mut().zip(&o.by_home) {
             *a += b;

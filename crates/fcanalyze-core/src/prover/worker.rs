@@ -68,6 +68,9 @@ pub(super) struct Worker {
     /// first out: depth first).
     todo: Vec<Todo>,
     flight: VecDeque<Batch>,
+    /// Expansions whose lookups were held up by a shard another thread held (growing it): they go on
+    /// from [`Batch::done`] a few turns later, the thread searching meanwhile.
+    stuck: VecDeque<Batch>,
     spare: Vec<Batch>,
     /// The new children of the batch being looked up when they are to be ordered: their index in the
     /// batch (then their sort key), and their stack index (reused from batch to batch).
@@ -92,6 +95,7 @@ impl Worker {
             nodes: Vec::new(),
             todo: Vec::new(),
             flight: VecDeque::with_capacity(PIPELINE),
+            stuck: VecDeque::new(),
             spare: Vec::new(),
             fresh: Vec::new(),
             kids: Vec::with_capacity(128),
@@ -113,7 +117,7 @@ impl Worker {
         for t in &mut self.todo {
             t.clear();
         }
-        while let Some(b) = self.flight.pop_front() {
+        while let Some(b) = self.flight.pop_front().or_else(|| self.stuck.pop_front()) {
             self.spare.push(b);
         }
         self.recent_on = false;
@@ -160,13 +164,14 @@ impl Worker {
         }
     }
 
-    /// Insert a child; true when it is new.
+    /// Insert a child: whether it is new, or `None` when its shard is held by another thread (growing
+    /// it, most likely) and not `wait`.
     #[inline(always)]
-    fn insert(ctx: &Ctx, k: &Key, h: u64) -> bool {
+    fn insert(ctx: &Ctx, k: &Key, h: u64, wait: bool) -> Option<bool> {
         match ctx.shared {
             // SAFETY: alone, this worker is the set's only user (the prover holds it exclusively).
-            None => unsafe { ctx.set.insert_alone(k, h) },
-            Some(_) => ctx.set.insert_shared(k, h),
+            None => Some(unsafe { ctx.set.insert_alone(k, h) }),
+            Some(_) => ctx.set.insert_shared(k, h, wait),
         }
     }
 
@@ -209,13 +214,21 @@ impl Worker {
         // Whether the orders still take turns (not once the search is past the portfolio).
         let mut portfolio = true;
         let (mut cur, mut left) = (0usize, Self::quantum(ctx, 0));
-        let mut resolved = 0u64;
+        let (mut resolved, mut turn) = (0u64, 0u32);
         loop {
             if let Some(line) = self.fill_pipeline(ctx, norders, portfolio, &mut cur, &mut left) {
                 return End::Won(line);
             }
-            // Look up the children of the oldest expansion.
-            let Some(batch) = self.flight.pop_front() else {
+            // Look up the children of the oldest expansion, or (every eighth turn, or when nothing else
+            // is left, then waiting for the lock) of one held up by a growing shard.
+            turn = turn.wrapping_add(1);
+            let retry = !self.stuck.is_empty() && (turn & 7 == 0 || self.flight.is_empty());
+            let (mut batch, wait) = if retry {
+                let b = self.stuck.pop_front().expect("a held-up batch");
+                (b, self.flight.is_empty())
+            } else if let Some(b) = self.flight.pop_front() {
+                (b, false)
+            } else {
                 match ctx.shared {
                     Some(sh) if self.fetch(sh, norders) => continue,
                     _ => return End::Done,
@@ -240,11 +253,18 @@ impl Worker {
                 .and_then(|t| t.weights)
                 .filter(|_| portfolio);
             self.fresh.clear();
-            for (j, &(k, h)) in batch.kids.iter().enumerate() {
+            let mut held_up = false;
+            for j in batch.done..batch.kids.len() {
+                let (k, h) = batch.kids[j];
+                let Some(new) = Self::insert(ctx, &k, h, wait) else {
+                    batch.done = j;
+                    held_up = true;
+                    break;
+                };
                 if self.recent_on {
                     self.recent[(h >> 24) as usize & (RECENT - 1)] = k;
                 }
-                if !Self::insert(ctx, &k, h) {
+                if !new {
                     continue;
                 }
                 if ctx.rules.is_sorted(&k) {
@@ -269,6 +289,12 @@ impl Worker {
             }
             if let (Some(w), true) = (&weights, self.fresh.len() > 1) {
                 self.order_fresh(&batch.leans, w, order, first_new);
+            }
+            if held_up {
+                // The rest of its children later: the thread goes on meanwhile.
+                self.stats.held_up += 1;
+                self.stuck.push_back(batch);
+                continue;
             }
             self.spare.push(batch);
             self.nodes[node as usize].state = DONE;
@@ -436,6 +462,7 @@ impl Worker {
         batch.thread = order;
         batch.kids.clear();
         batch.leans.clear();
+        batch.done = 0;
         self.stats.expanded += 1;
         // The children first, then their lookups prepared: two short loops run faster than one.
         if keep {
