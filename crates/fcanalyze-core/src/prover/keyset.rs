@@ -314,16 +314,19 @@ impl KeySet {
     pub fn prefetch(&self, h: u64) {
         #[cfg(target_arch = "x86_64")]
         {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0, _MM_HINT_T0};
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let s = &self.shards[Self::shard_of(h)];
+            // The lock's line to be written: PREFETCHW (`_MM_HINT_ET0` compiles to nothing for the
+            // baseline x86-64 target; processors without the instruction run it as a no-op).
+            // SAFETY: a prefetch is a hint with no architectural effect (it never faults).
+            unsafe {
+                std::arch::asm!("prefetchw [{0}]", in(reg) s as *const Slot, options(nostack, preserves_flags));
+            }
             let nb = s.nb.load(Ordering::Relaxed) as u64;
             let home = ((h as u32 as u64 * nb) >> 32) as usize;
             let p = s.first.load(Ordering::Relaxed).wrapping_add(home) as *const i8;
-            // SAFETY: a prefetch is a hint with no architectural effect (it never faults).
-            unsafe {
-                _mm_prefetch(p, _MM_HINT_T0);
-                _mm_prefetch(s as *const Slot as *const i8, _MM_HINT_ET0);
-            }
+            // SAFETY: as above.
+            unsafe { _mm_prefetch(p, _MM_HINT_T0) };
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = h;
