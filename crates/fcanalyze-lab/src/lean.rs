@@ -1,4 +1,5 @@
-//! Prover measurements: lean DEAL CELLS [CAP] [old]; LAYERED=1 [MEM_MB=M] [THREADS=T] [SET_LEN=N] for the
+//! Prover measurements: lean DEAL CELLS [CAP] [old] (CORES=T: the prover's threads; PARALLEL_FROM=N:
+//! positions it searches on one thread first); LAYERED=1 [MEM_MB=M] [THREADS=T] [SET_LEN=N] for the
 //! layered proof (its groups searched by levels past N positions).
 use fccore::Prover;
 use fccore::*;
@@ -61,6 +62,12 @@ pub fn run(args: &[String]) {
             .unwrap()
     } else {
         let mut p = Prover::new();
+        if let Ok(n) = std::env::var("CORES") {
+            p.layered_threads = n.parse().unwrap();
+        }
+        if let Ok(n) = std::env::var("PARALLEL_FROM") {
+            p.parallel_from = n.parse().unwrap();
+        }
         if let Ok(n) = std::env::var("PORTFOLIO") {
             p.portfolio_positions = n.parse().unwrap();
         }

@@ -22,12 +22,16 @@ fn red(c: u8) -> bool {
 }
 
 /// A position in the compact form the prover expands: the card under each column card, the exposed
-/// column cards and the free-cell cards as masks, the foundations and the canonical key (kept up to date).
+/// column cards and the free-cell cards as masks, the foundations (and their next cards as a mask) and
+/// the canonical key (kept up to date).
 #[derive(Clone, Copy)]
 pub struct Lean {
     below: [u8; 64],
     tops: u64,
     cells: u64,
+    /// The next card of each foundation as a mask (a full foundation gives a bit past the deck): the
+    /// cards that may go home, tested for every child.
+    next: u64,
     found: [u8; 4],
     key: Key,
 }
@@ -42,6 +46,12 @@ pub struct Rules {
     /// card lies on its dealt card is not in order).
     unsorted: [u64; 3],
     ncells: u32,
+}
+
+/// The next card of each foundation as a mask (a full foundation gives a bit past the deck).
+#[inline(always)]
+fn next_cards(found: &[u8; 4]) -> u64 {
+    (0..4).fold(0u64, |m, s| m | 1 << (4 * found[s] as u32 + s as u32))
 }
 
 /// Number of features of [`Lean::features`].
@@ -104,6 +114,7 @@ impl Rules {
             below: [NO; 64],
             tops: 0,
             cells: 0,
+            next: 0,
             found: [0; 4],
             key: *key,
         };
@@ -138,6 +149,7 @@ impl Rules {
         for (s, f) in p.found.iter_mut().enumerate() {
             *f = (home & (SUIT_CARDS << s)).count_ones() as u8;
         }
+        p.next = next_cards(&p.found);
         p.tops = in_cols & !covered;
         p
     }
@@ -165,17 +177,15 @@ impl Rules {
             p.tops & (m << ((r as u32 + 1) * 4))
         };
         // To the foundations by hand.
-        let mut e = p.tops | p.cells;
+        let mut e = (p.tops | p.cells) & p.next;
         while e != 0 {
             let c = e.trailing_zeros() as u8;
             e &= e - 1;
-            if p.found[suit(c) as usize] == rank(c) {
-                let mut q = *p;
-                q.lift(c, c);
-                q.put_home(c);
-                q.settle();
-                f(&q);
-            }
+            let mut q = *p;
+            q.lift(c, c);
+            q.put_home(c);
+            q.settle();
+            f(&q);
         }
         // From the free cells.
         let mut e = p.cells;
@@ -281,7 +291,7 @@ impl Lean {
     pub fn features(&self) -> [u32; NFEAT] {
         let mut blockers = 0u32;
         let mut depth = 0u32;
-        let next = self.next_home();
+        let next = self.next;
         let mut ranks = [0u8; 64];
         let mut e = self.tops;
         while e != 0 {
@@ -364,6 +374,8 @@ impl Lean {
     fn put_home(&mut self, c: u8) {
         self.below[c as usize] = NO;
         self.found[suit(c) as usize] += 1;
+        // The card above it in its suit comes next (past the king: a bit past the deck).
+        self.next = (self.next & !(1u64 << c)) | (1u64 << (c + 4));
         set_loc(&mut self.key, c, LOC_HOME);
     }
 
@@ -379,18 +391,12 @@ impl Lean {
         lo >= r || (lo + 1 >= r && self.found[(3 - s) as usize] + 2 >= r)
     }
 
-    /// The next card of each foundation as a mask (a full foundation gives a bit past the deck).
-    #[inline(always)]
-    fn next_home(&self) -> u64 {
-        (0..4).fold(0u64, |m, s| m | 1 << (4 * self.found[s] as u32 + s as u32))
-    }
-
     /// Apply the safe automatic moves until none applies (SPEC §2).
     #[inline(always)]
     fn settle(&mut self) {
         // Most positions have no foundation's next card exposed: a single test of a mask of the four
         // decides it.
-        if (self.tops | self.cells) & self.next_home() == 0 {
+        if (self.tops | self.cells) & self.next == 0 {
             return;
         }
         loop {
@@ -487,11 +493,13 @@ mod tests {
                 }
                 assert_eq!(p.below[52..], [NO; 12]);
                 assert_eq!((p.tops, p.cells, p.found), (tops & !covered, cells, found));
+                assert_eq!(p.next, next_cards(&found));
                 assert_eq!(p.key, key);
                 assert_eq!(p.features(), features_by_definition(&p));
                 // The children as generated have the features of their decoded keys (the prover
                 // orders children from the former).
                 rules.for_each_child(&p, |q| {
+                    assert_eq!(q.next, rules.decode(&q.key).next);
                     assert_eq!(q.features(), rules.decode(&q.key).features());
                 });
             }

@@ -80,6 +80,8 @@ pub(super) struct Batch {
     pub(super) node: u32,
     pub(super) thread: u32,
     pub(super) kids: Vec<(Key, u64)>,
+    /// Children already looked up (the others were held up: [`super::worker`]).
+    pub(super) done: usize,
     /// The children whole, in the order of `kids`, when the thread orders its new children: it scores
     /// them without decoding their keys again (empty otherwise, as copying them costs time too).
     pub(super) leans: Vec<Lean>,
