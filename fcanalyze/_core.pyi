@@ -51,10 +51,12 @@ def solve(
     time_limit_ms: int | None = None,
     strategy: _SolveStrategy = "solve",
     max_memory_mb: int | None = None,
+    threads: int = 1,
 ) -> dict[str, Any]:
     """Search a deal or a layout. Returns outcome, positions, moves (dicts with from/to/count/auto,
     automatic moves included), move_count, notation, elapsed_ms and exhausted (the budget that ran out).
-    With ``strategy="prove"``, `max_memory_mb` bounds the prover (past it the layered proof takes over);
+    With ``strategy="prove"``, `max_memory_mb` bounds the prover (past it the layered proof takes over)
+    and the proof runs on `threads` threads;
     ``strategy="short"`` looks for a short winning line as players count moves."""
 
 def solve_deals(

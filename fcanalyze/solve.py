@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -59,6 +60,7 @@ def solve(
     time_limit_ms: int | None = None,
     prove: bool = False,
     max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB,
+    threads: int | None = None,
 ) -> Result:
     """Search deal number `source` (or a layout dict) with `cells` free cells.
 
@@ -66,7 +68,8 @@ def solve(
     ``undecided``. The default budget is `DEFAULT_MAX_POSITIONS`. ``prove=True`` searches to the end (no
     position budget unless `max_positions` is given): the heuristic search with the default budget
     first, then, if it is still open, the lean prover, which decides it either way within
-    `max_memory_mb` (past that, the layered proof; undecided if that runs out too). The positions
+    `max_memory_mb` (past that, the layered proof; undecided if that runs out too), on `threads` threads
+    (default: one per core; the count of a proof does not depend on them). The positions
     reported are those of the search that decided (for a proof, the exact reachable set). A solution is
     returned only after the independent Python checker has replayed it to a won game.
     """
@@ -86,6 +89,7 @@ def solve(
             time_limit_ms=left,
             strategy="prove",
             max_memory_mb=max_memory_mb,
+            threads=threads or os.cpu_count() or 1,
         )
         r["elapsed_ms"] += spent
     if r["outcome"] == "solved":

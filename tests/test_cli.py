@@ -86,6 +86,16 @@ def test_prove_with_a_memory_bound():
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_prove_on_threads_counts_the_same(threads):
+    """`--threads` reaches the proof: past its first million positions (searched on one thread) the lean
+    prover runs on the threads given, and the count of the reachable set is the same."""
+    r = run_cli("solve", "883", "--cells", "0", "--prove", "--threads", threads, "--format", "json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["outcome"], doc["positions"]) == ("unsolvable", 2_174_568)
+
+
 @pytest.mark.parametrize(
     ("deal", "cells", "outcome"),
     [(164, 0, "solved"), (1, 2, "unsolvable"), (1, 3, "solved"), (617, 3, "unsolvable"), (617, 4, "solved")],

@@ -9,6 +9,7 @@ from fcanalyze.cli.guard import Command
 from fcanalyze.cli.inputs import load_source
 from fcanalyze.cli.options import (
     MEMORY_MB,
+    PARALLEL,
     budget_options,
     cells_option,
     echo_json,
@@ -49,6 +50,12 @@ def describe(r: Result, what: str) -> str:
     metavar="MB",
     help="Memory of a --prove search; past it the layered proof takes over (undecided if it runs out too).",
 )
+@click.option(
+    "--threads",
+    type=PARALLEL,
+    default=None,
+    help="Threads of a --prove search (default: one per core; a proof's count does not depend on them).",
+)
 @format_option
 def solve_command(
     source: str,
@@ -57,6 +64,7 @@ def solve_command(
     time_limit_ms: int | None,
     prove: bool,
     max_memory_mb: int,
+    threads: int | None,
     fmt: str,
 ) -> int:
     """Solve SOURCE: a deal number, or a board file in Freecell Solver's format (``-`` reads stdin; a
@@ -77,6 +85,7 @@ def solve_command(
             time_limit_ms=time_limit_ms,
             prove=prove,
             max_memory_mb=max_memory_mb,
+            threads=threads,
         )
     except ValueError as e:
         raise BadInput(f"{what}: {e}" if isinstance(src, dict) else str(e)) from None

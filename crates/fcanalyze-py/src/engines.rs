@@ -19,13 +19,17 @@ pub struct Engines {
     prover: Option<Prover>,
     /// The prover's memory; past it the layered proof takes over.
     max_memory: Option<usize>,
+    /// Threads of a proof (the lean prover's and the layered proof's; 0 counts as 1).
+    threads: usize,
 }
 
 impl Engines {
-    /// Engines whose prover holds at most `max_memory` bytes (`None`: no bound).
-    pub fn with_memory(max_memory: Option<usize>) -> Engines {
+    /// Engines whose prover holds at most `max_memory` bytes (`None`: no bound) and proves on `threads`
+    /// threads.
+    pub fn with_memory(max_memory: Option<usize>, threads: usize) -> Engines {
         Engines {
             max_memory,
+            threads,
             ..Engines::default()
         }
     }
@@ -41,6 +45,7 @@ impl Engines {
             Strategy::Prove => {
                 let prover = self.prover.get_or_insert_with(Prover::new);
                 prover.max_memory = self.max_memory;
+                prover.layered_threads = self.threads.max(1);
                 let solver = self.solver.get_or_insert_with(Solver::new);
                 fccore::prove_bounded(prover, solver, layout, cells, limits, None)
             }

@@ -39,9 +39,10 @@ fn validate(layout: &Bound<'_, PyDict>, cells: i64) -> PyResult<()> {
 }
 
 /// Search a deal (int) or a position (layout dict). With `strategy="prove"`, `max_memory_mb` bounds the
-/// prover's memory: past it the layered proof takes over (undecided if that runs out too).
+/// prover's memory: past it the layered proof takes over (undecided if that runs out too); the proof
+/// runs on `threads` threads (a proof's count is the same whatever they are).
 #[pyfunction]
-#[pyo3(signature = (source, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", max_memory_mb=None))]
+#[pyo3(signature = (source, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", max_memory_mb=None, threads=1))]
 fn solve<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -50,6 +51,7 @@ fn solve<'py>(
     time_limit_ms: Option<u64>,
     strategy: &str,
     max_memory_mb: Option<u64>,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     // strategy="short": a short winning line as players count moves (fccore::short).
     if strategy == "short" {
@@ -65,7 +67,7 @@ fn solve<'py>(
     let strategy = parse_strategy(strategy, "\"solve\", \"prove\" or \"short\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
     let r = interruptible(py, || {
-        let mut engines = Engines::with_memory(max_memory_mb.map(|m| (m as usize) << 20));
+        let mut engines = Engines::with_memory(max_memory_mb.map(|m| (m as usize) << 20), threads);
         engines.search(&layout, cells, strategy, limits)
     })?
     .map_err(to_py)?;
