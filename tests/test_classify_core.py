@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -84,6 +85,39 @@ def test_the_layered_proof_takes_over_when_memory_runs_out() -> None:
     assert (shared["outcome"], shared["positions"]) == ("unsolvable", 2_174_568)
     (short,) = _core.classify(883, 0, max_memory_mb=5)
     assert short["outcome"] == "undecided" and short["exhausted"] == "positions"
+
+
+@pytest.mark.slow
+def test_the_trace_names_each_step_of_the_cascade() -> None:
+    """With FCANALYZE_TRACE=1 each search of a classification prints one line to stderr: deal 883 with
+    no free cell in 10 MB goes through every step to the layered proof, which gives the exact count.
+    Without it, nothing."""
+    code = "from fcanalyze import _core; _core.classify(883, 0, max_memory_mb=10)"
+    env = {k: v for k, v in os.environ.items() if k != "FCANALYZE_TRACE"}
+    quiet = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert "fcanalyze trace" not in quiet.stderr
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "FCANALYZE_TRACE": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = [x.split() for x in r.stderr.splitlines() if x.startswith("fcanalyze trace: ")]
+    assert [x[3] for x in lines] == [
+        "step=short-solve",
+        "step=middle-solve",
+        "step=beam",
+        "step=beam",
+        "step=prover",
+        "step=giant-beam",
+        "step=layer-beam",
+        "step=giant-solver",
+        "step=layered",
+    ]
+    assert all(x[2] == "cells=0" for x in lines)
+    assert lines[-1][4:6] == ["outcome=unsolvable", "positions=2174568"]
+    assert lines[4][4] == "outcome=undecided" and lines[4][-1] == "exhausted=positions"
 
 
 @pytest.mark.slow

@@ -11,14 +11,16 @@
 //!    ([`ClassifyLimits::beams`]), then the prover: a proof ends the search (`m = u`); a line found
 //!    lowers `u` and the search goes on with one cell fewer.
 //!
-//! When the prover's memory ([`Prover::max_memory`]) runs out before its position budget, the heuristic
-//! solver searches with what the memory holds, then the layered proof ([`crate::layered`]) takes over
-//! the cell count: it holds fewer positions at once ([`crate::cascade::prove_bounded`]).
+//! When the prover stops at its memory ([`Prover::max_memory`]) or at
+//! [`crate::cascade::LEAN_POSITIONS`] before its position budget, larger beams and a heuristic solve
+//! look for a line, then the layered proof ([`crate::layered`]) takes over the cell count: it holds
+//! fewer positions at once ([`crate::cascade::prove_bounded`]). `FCANALYZE_TRACE=1` prints each
+//! search's step to stderr.
 //!
 //! Cell counts settled by monotonicity are never searched. A budget hit leaves proven bounds only.
 
 use crate::beam::beam;
-use crate::cascade::prove_bounded;
+use crate::cascade::{prove_bounded, trace};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::limits::Limits;
@@ -219,6 +221,7 @@ impl Classifier {
             self.solver
                 .search(layout, k, Strategy::Solve, solve_limits)?
         };
+        trace("short-solve", k, &r);
         let outcome = r.outcome;
         slots[k] = Some(CellsResult {
             cells: k,
@@ -249,6 +252,7 @@ impl Classifier {
                     max_millis: limits.max_millis,
                 },
             )?;
+            trace("middle-solve", k, &r);
             let outcome = r.outcome;
             let mut result = r;
             result.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
@@ -324,6 +328,7 @@ fn beams(
                 max_millis: limits.max_millis,
             },
         )?;
+        trace("beam", k, &r);
         r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
         match (r.outcome, slots[k].as_mut()) {
             // An undecided beam only adds its time to a search that went further.
