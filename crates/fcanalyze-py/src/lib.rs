@@ -43,6 +43,7 @@ fn validate(layout: &Bound<'_, PyDict>, cells: i64) -> PyResult<()> {
 /// runs on `threads` threads (a proof's count is the same whatever they are).
 #[pyfunction]
 #[pyo3(signature = (source, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", max_memory_mb=None, threads=1))]
+#[allow(clippy::too_many_arguments)]
 fn solve<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
