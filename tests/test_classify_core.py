@@ -88,16 +88,19 @@ def test_the_layered_proof_takes_over_when_memory_runs_out() -> None:
 
 
 @pytest.mark.slow
-def test_the_trace_names_each_step_of_the_cascade() -> None:
+def test_the_trace_names_each_step_of_the_cascade(tmp_path) -> None:
     """With FCANALYZE_TRACE=1 each search of a classification prints one line to stderr: deal 883 with
     no free cell in 10 MB goes through every step to the layered proof, which gives the exact count.
-    Without it, nothing."""
+    Without it, nothing. (Run outside the checkout, so that the installed package is the one imported.)"""
     code = "from fcanalyze import _core; _core.classify(883, 0, max_memory_mb=10)"
     env = {k: v for k, v in os.environ.items() if k != "FCANALYZE_TRACE"}
-    quiet = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    quiet = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
+    )
     assert "fcanalyze trace" not in quiet.stderr
     r = subprocess.run(
         [sys.executable, "-c", code],
+        cwd=tmp_path,
         env={**env, "FCANALYZE_TRACE": "1"},
         capture_output=True,
         text=True,
