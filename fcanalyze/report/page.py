@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from fcanalyze.report.charts import Chart, duration, time_share
 from fcanalyze.report.data import RunData
+from fcanalyze.summary import verdict
 
 #: Rows of the table of the heaviest deals.
 HEAVIEST = 20
@@ -30,6 +31,7 @@ th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e4e4e4; text-align: le
 th { background: #f4f4f4; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .match { color: #2e7d32; font-weight: bold; }
+.within { color: #8a6d00; font-weight: bold; }
 .differs { color: #c62828; font-weight: bold; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.9em; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; white-space: pre-wrap; }
@@ -110,10 +112,12 @@ def _header(data: RunData) -> str:
     )
 
 
-def _verdict(match: bool | None) -> _Html:
-    if match is None:
+def _verdict(row: dict[str, Any]) -> _Html:
+    text = verdict(row)
+    if not text:
         return _Html("")
-    return _Html('<span class="match">match</span>' if match else '<span class="differs">DIFFERS</span>')
+    css = "match" if row["match"] else "within" if row.get("within") else "differs"
+    return _Html(f'<span class="{css}">{escape(text)}</span>')
 
 
 def _listed(v: Any) -> Any:
@@ -126,10 +130,7 @@ def _published(data: RunData) -> str:
         return "<p>No published figures cover this range (SPEC §6).</p>"
     parts = ["<h3>Against the published figures (SPEC §6)</h3>"]
     for block in blocks:
-        rows = [
-            [r["key"], _listed(r["ours"]), _listed(r["published"]), _verdict(r["match"])]
-            for r in block["rows"]
-        ]
+        rows = [[r["key"], _listed(r["ours"]), _listed(r["published"]), _verdict(r)] for r in block["rows"]]
         parts += [f"<p>{escape(block['what'])}:</p>", _table(["", "this run", "published", ""], rows, {1, 2})]
     return "\n".join(parts)
 
@@ -239,7 +240,7 @@ def _unsolvable(data: RunData) -> str:
         for r in block["rows"]:
             verdict = "agree" if r["match"] else "DIFFER"
             parts.append(
-                f"<p>Against the published list ({escape(block['what'])}): {_verdict(r['match'])}; "
+                f"<p>Against the published list ({escape(block['what'])}): {_verdict(r)}; "
                 f"this run and the list {verdict} (published: {escape(_listed(r['published']))}).</p>"
             )
     if not agreement:
