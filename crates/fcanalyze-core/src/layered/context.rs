@@ -121,12 +121,7 @@ impl<'a> Cx<'a> {
             merge_bytes: 0,
             kids: Vec::with_capacity(128),
             codes: Vec::with_capacity(128),
-            res: LayeredResult {
-                peak_positions: 0,
-                peak_bytes: 0,
-                peak_parts: [0; 5],
-                ..self.res.clone()
-            },
+            res: self.res.with_peaks_cleared(),
             idle: self.idle,
         }
     }

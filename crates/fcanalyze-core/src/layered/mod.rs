@@ -112,6 +112,19 @@ pub struct LayeredResult {
     pub chain: Vec<Key>,
 }
 
+impl LayeredResult {
+    /// The same result with its memory peaks at zero: where a thread starts counting its own peaks in a
+    /// layer.
+    pub(super) fn with_peaks_cleared(&self) -> LayeredResult {
+        LayeredResult {
+            peak_positions: 0,
+            peak_bytes: 0,
+            peak_parts: [0; 5],
+            ..self.clone()
+        }
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests: the checkpoints a resumable search saves before it stops, as if killed (its files stay).

@@ -318,12 +318,7 @@ impl Proof {
                 kids: Vec::with_capacity(128),
                 codes: Vec::with_capacity(128),
                 // The thread's peaks in this layer.
-                res: LayeredResult {
-                    peak_positions: 0,
-                    peak_bytes: 0,
-                    peak_parts: [0; 5],
-                    ..t.res.clone()
-                },
+                res: t.res.with_peaks_cleared(),
                 idle: &idle,
             };
             let end = search_share(&mut cx, file);
