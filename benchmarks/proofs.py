@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import FCANALYZE, fmt_times, machine, write_section
+from bench import FCANALYZE, fmt_times, machine, timed, write_section
 
 DBM_DIR = os.environ.get("FCS_DBM_DIR")
 BOARD = shutil.which("make-microsoft-freecell-board")
@@ -46,9 +46,7 @@ def ours(deal: int, cells: int, threads: int | None = None) -> tuple[float, int]
     ]
     if threads is not None:
         cmd += ["--threads", str(threads)]
-    t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t
+    wall, r = timed(cmd)
     if r.returncode != 1 or '"unsolvable"' not in r.stdout:
         sys.exit(
             f"fcanalyze solve {deal} --cells {cells}: exit {r.returncode}, not a proof: {r.stderr.strip()}"
@@ -66,13 +64,7 @@ def dbm(deal: int, cells: int) -> tuple[float, int]:
         path.write_text(board)
         offload = Path(tmp) / "off"
         offload.mkdir()
-        t = time.perf_counter()
-        r = subprocess.run(
-            [str(binary), "--num-threads", "1", "--offload-dir-path", f"{offload}/", str(path)],
-            capture_output=True,
-            text=True,
-        )
-        wall = time.perf_counter() - t
+        wall, r = timed([str(binary), "--num-threads", "1", "--offload-dir-path", f"{offload}/", str(path)])
     if "Could not solve successfully." not in r.stdout:
         sys.exit(f"dbm {deal} with {cells} cells: no proof (exit {r.returncode})")
     states = [int(x) for x in re.findall(r">>>Queue Stats: inserted=(\d+)", r.stdout)]

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fcanalyze import published, records, runfile, shards
+from fcanalyze.checker import MAX_CELLS
 from fcanalyze.deals import parse_range
 
 
@@ -190,7 +191,7 @@ def _published_analyze(
         }
         undecided = [tuple(b) for b in stats.get("undecided_bounds", {}).values()]
         classes_open = {
-            c: sum(1 for lo, hi in undecided if any(lo <= k <= (hi if hi is not None else 99) for k in ks))
+            c: sum(1 for lo, hi in undecided if any(lo <= k <= (MAX_CELLS if hi is None else hi) for k in ks))
             for c, ks in CLASS_CELLS.items()
         }
         out.append(
@@ -213,14 +214,14 @@ CLASS_CELLS: dict[str, range] = {
     "easy": range(0, 2),
     "normal": range(2, 3),
     "hard": range(3, 5),
-    "unsolvable": range(5, 9),
+    "unsolvable": range(5, MAX_CELLS + 1),
 }
 
 
 def _bounds_of(text: str) -> tuple[int, int]:
     """``"1-2"`` -> (1, 2); an open upper bound (``"2-?"``) reaches 8 cells."""
     lo, hi = text.split("-")
-    return int(lo), 8 if hi == "?" else int(hi)
+    return int(lo), MAX_CELLS if hi == "?" else int(hi)
 
 
 def _published_unsolvable(spans: list[tuple[int, int]], stats: dict[str, Any]) -> list[dict[str, Any]]:
