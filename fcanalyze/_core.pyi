@@ -37,6 +37,7 @@ _Layout = dict[str, Any]
 _MoveDict = dict[str, Any]
 _Strategy = Literal["solve", "prove"]
 _SolveStrategy = Literal["solve", "prove", "short"]
+_Autoplay = Literal["safe", "max"]
 
 def deal(n: int) -> list[list[str]]:
     """The 8 columns of Microsoft deal `n`, each from the buried card to the exposed card."""
@@ -52,9 +53,12 @@ def solve(
     strategy: _SolveStrategy = "solve",
     max_memory_mb: int | None = None,
     threads: int = 1,
+    autoplay: _Autoplay = "safe",
 ) -> dict[str, Any]:
-    """Search a deal or a layout. Returns outcome, positions, moves (dicts with from/to/count/auto,
-    automatic moves included), move_count, notation, elapsed_ms and exhausted (the budget that ran out).
+    """Search a deal or a layout under the automatic moves `autoplay` (``"safe"``, SPEC §2, or ``"max"``:
+    every card that fits goes home at once, none by hand). Returns outcome, positions, moves (dicts with
+    from/to/count/auto, automatic moves included), move_count, notation, elapsed_ms and exhausted (the
+    budget that ran out).
     With ``strategy="prove"``, `max_memory_mb` bounds the prover (past it the layered proof takes over)
     and the proof runs on `threads` threads;
     ``strategy="short"`` looks for a short winning line as players count moves."""
@@ -66,12 +70,15 @@ def solve_deals(
     time_limit_ms: int | None = None,
     strategy: _Strategy = "solve",
     solutions: bool = True,
+    autoplay: _Autoplay = "safe",
 ) -> dict[str, list[Any]]:
     """Search many deals in one call; columns deal, outcome, positions, moves, elapsed_ms, exhausted
     and, unless `solutions` is false, solution (every line is replayed by the core either way)."""
 
-def replay(source: int | _Layout, cells: int, moves: list[_MoveDict]) -> tuple[bool, int | None, str | None]:
-    """The core's independent replay: (ok, index of the first bad move, reason)."""
+def replay(
+    source: int | _Layout, cells: int, moves: list[_MoveDict], autoplay: _Autoplay = "safe"
+) -> tuple[bool, int | None, str | None]:
+    """The core's independent replay under `autoplay`: (ok, index of the first bad move, reason)."""
 
 def format_notation(moves: list[_MoveDict]) -> str:
     """Standard notation of the player moves among `moves`."""
@@ -80,7 +87,7 @@ def parse_notation(text: str) -> list[_MoveDict]:
     """Player moves from standard notation."""
 
 def successors(
-    source: int | _Layout, cells: int
+    source: int | _Layout, cells: int, autoplay: _Autoplay = "safe"
 ) -> tuple[list[_MoveDict], _Layout, list[tuple[_MoveDict, list[_MoveDict], _Layout]]]:
     """The search's move generator, for cross-checks: (automatic moves settling the position, the settled
     layout, [(move, its automatic moves, resulting layout), ...])."""
@@ -94,6 +101,7 @@ def classify(
     max_memory_mb: int | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
     threads: int = 1,
+    autoplay: _Autoplay = "safe",
 ) -> list[dict[str, Any]]:
     """Exact classification (SPEC §4): one dict per cell count searched, by cell count, shaped like
     `solve`'s result plus ``cells``. Short heuristic solves, then the lean prover just below the least
