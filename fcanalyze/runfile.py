@@ -6,7 +6,9 @@ lists it and its files verify against their checksums. A listed file that is the
 its checksum is damaged: resuming, ``summary`` and ``manifest`` refuse it by name (`verify`,
 `DamagedFile`), never reading or overwriting it silently; a listed file that is gone is computed again
 by a resumed run. A run resumed in the same directory must have the same job, range and configuration
-(``--redo-undecided`` may raise the budgets, see `raised_budgets`).
+(``--redo-undecided`` may raise the budgets, see `raised_budgets`); the configuration names the rules of
+automatic moves (``autoplay``), and a run file written before it did was made under the safe rules
+(`read` says so), so such a run resumes under them and under no other.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def read(out: Path) -> dict[str, Any] | None:
         raise ValueError(f"{p} is not a readable run manifest ({e}); use another --out directory") from None
     if not isinstance(run, dict) or run.get("format") != FORMAT:
         raise ValueError(f"{p} is not an fcanalyze run manifest; use another --out directory")
+    if isinstance(run.get("config"), dict):
+        run["config"].setdefault("autoplay", "safe")
     return run
 
 
@@ -77,7 +81,7 @@ def new(identity: dict[str, Any], deals: int) -> dict[str, Any]:
         "format": FORMAT,
         **identity,
         "versions": _versions(),
-        "rules": records.RULES,
+        "rules": records.rules_text(identity["config"].get("autoplay", "safe")),
         "deals": deals,
         "shards": {},
         "complete": False,

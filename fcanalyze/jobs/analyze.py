@@ -50,6 +50,8 @@ def config(
         "time_limit_ms": time_limit_ms,
         "shard_size": shard_size,
         "max_memory_mb": max_memory_mb,
+        # The rules of automatic moves: classification is under SPEC §2's (recorded with the tables).
+        "autoplay": "safe",
     }
 
 

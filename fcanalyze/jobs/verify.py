@@ -29,8 +29,12 @@ def config(
     max_positions: int = 2**32 - 2,
     time_limit_ms: int | None = None,
     shard_size: int = shards.DEFAULT_SIZE,
+    autoplay: str = "safe",
 ) -> dict[str, Any]:
-    """The configuration of a ``verify`` run: the budgets of each deal's search."""
+    """The configuration of a ``verify`` run: the budgets of each deal's search, and its rules of
+    automatic moves (``"safe"`` or ``"max"``)."""
+    if autoplay not in ("safe", "max"):
+        raise ValueError(f"--autoplay {autoplay!r} is not one of 'safe', 'max'")
     check_bound("--max-positions", max_positions, 1, CORE_MAX)
     check_bound("--time-limit", time_limit_ms, 1, CORE_MAX)
     check_bound("--shard-size", shard_size, 1, MAX_SHARD_SIZE)
@@ -38,6 +42,7 @@ def config(
         "max_positions": max_positions,
         "time_limit_ms": time_limit_ms,
         "shard_size": shard_size,
+        "autoplay": autoplay,
     }
 
 
@@ -50,6 +55,7 @@ def _search_chunk(deals: list[int], cfg: dict[str, Any]) -> dict[str, list[Any]]
         max_positions=cfg["max_positions"],
         time_limit_ms=cfg["time_limit_ms"],
         solutions=False,
+        autoplay=cfg.get("autoplay", "safe"),
     )
 
 
