@@ -100,7 +100,8 @@ impl Origin {
 }
 
 impl Position {
-    /// Build the position of a validated layout (not yet settled) and the origin its keys refer to.
+    /// Build the position of a validated layout (not yet settled) and the origin its keys refer to,
+    /// both under the layout's rules of automatic moves.
     pub fn from_layout(layout: &Layout, ncells: usize) -> Result<(Position, Origin)> {
         layout.validate(ncells)?;
         let mut p = Position {
