@@ -3,7 +3,7 @@
 use fccore::replay;
 use fccore::SolutionMove;
 use fccore::{solve_short, ShortSolver};
-use fccore::{Layout, Position, FOUNDATION};
+use fccore::{Autoplay, Layout, Position, FOUNDATION};
 use fccore::{Limits, Outcome, SearchResult, Solver, Strategy};
 
 fn limits(max_positions: u64) -> Limits {
@@ -195,4 +195,48 @@ fn positions_other_than_deals() {
     };
     let r = solve_short(&won, 4, Limits::default()).unwrap();
     assert_eq!((r.outcome, r.player_moves()), (Outcome::Solved, 0));
+}
+
+#[test]
+fn shortest_lines_under_max_autoplay() {
+    // Under max autoplay only same-suit blocks are certain, so the bound is lower and still a bound:
+    // the exact A* proves these lengths (its lower bound meets its line), the beam's lines are no
+    // shorter, and the same deals take more moves under the safe rules.
+    let mut ex = exact();
+    for (deal, best) in [(2, 21), (3, 18)] {
+        let layout = Layout::deal(deal).unwrap().with_autoplay(Autoplay::Max);
+        let r = ex.solve(&layout, 4, limits(2_000_000)).unwrap();
+        assert_eq!(r.outcome, Outcome::Solved);
+        assert_eq!(r.player_moves(), best, "deal {deal}");
+        assert_eq!(ex.lower_bound, best as u32, "deal {deal}");
+        assert!(replay(&layout, 4, &r.solution).is_ok());
+        assert!(r.solution.iter().all(|m| m.auto || m.mv.to != FOUNDATION));
+        let s = solve_short(&layout, 4, Limits::default()).unwrap();
+        assert!(replay(&layout, 4, &s.solution).is_ok());
+        assert!(
+            s.player_moves() >= best && s.player_moves() <= best + 2,
+            "deal {deal}: {} against {best}",
+            s.player_moves()
+        );
+        assert!(
+            s.player_moves() < short(deal, 4).player_moves(),
+            "deal {deal}"
+        );
+    }
+}
+
+#[test]
+fn beams_along_the_line_keep_or_shorten_it() {
+    // Beams from positions along the best line only ever replace it by a shorter one.
+    for autoplay in [Autoplay::Safe, Autoplay::Max] {
+        let layout = Layout::deal(5).unwrap().with_autoplay(autoplay);
+        let plain = solve_short(&layout, 4, Limits::default()).unwrap();
+        let mut s = ShortSolver::new();
+        s.config.tails = 4;
+        let r = s.solve(&layout, 4, Limits::default()).unwrap();
+        assert_eq!(r.outcome, Outcome::Solved);
+        assert!(replay(&layout, 4, &r.solution).is_ok());
+        assert!(r.player_moves() <= plain.player_moves(), "{autoplay}");
+        assert!(r.positions > plain.positions, "{autoplay}");
+    }
 }

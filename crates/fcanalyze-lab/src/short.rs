@@ -3,9 +3,11 @@
 //!
 //! Usage: fcanalyze-lab short A B [CELLS]
 //!
-//! Environment (all optional): CAP = most positions per deal (default 10,000,000), MS = time limit per
-//! deal in ms, VERBOSE = one line per deal; to try other settings of the search: BEAM = width of the
-//! first beam pass, PASSES = beam passes (each twice as wide), FW = the beam's feature weights,
+//! Environment (all optional): AUTOPLAY = the rules, `safe` (default, SPEC §2) or `max`, CAP = most
+//! positions per deal (default 10,000,000), MS = time limit per deal in ms, VERBOSE = one line per deal
+//! (with its CPU time); to try other settings of the search: BEAM = width of the first beam pass,
+//! PASSES = beam passes (each twice as wide), FW and MFW = the beam's feature weights under the safe and
+//! the max rules, TAILS and TBEAM = beams from the positions cutting the best line into TAILS parts,
 //! SC = shortcut depth, and an A* phase with WG, WH, AFW, EXACT (see `fccore::Config`).
 //!
 //! Times: wall clock, and the thread's CPU time where Linux reports it (the machine may be shared).
@@ -49,24 +51,28 @@ pub fn run(args: &[String]) {
     c.beam = env("BEAM").unwrap_or(c.beam);
     c.passes = env("PASSES").unwrap_or(c.passes);
     c.shortcut = env("SC").unwrap_or(c.shortcut);
+    c.tails = env("TAILS").unwrap_or(c.tails);
+    c.tail_beam = env("TBEAM").unwrap_or(c.tail_beam);
     c.wg = env("WG").unwrap_or(c.wg);
     c.wh = env("WH").unwrap_or(c.wh);
     c.exact = std::env::var("EXACT").is_ok();
     weights("FW", &mut c.fw);
+    weights("MFW", &mut c.max_fw);
     weights("AFW", &mut c.afw);
     let limits = Limits {
         max_positions: env("CAP").unwrap_or(10_000_000),
         max_millis: env("MS"),
     };
+    let autoplay = Autoplay::parse(&std::env::var("AUTOPLAY").unwrap_or("safe".into())).unwrap();
     let verbose = std::env::var("VERBOSE").is_ok();
     let (mut moves, mut wall, mut cpu, mut other) = (vec![], vec![], vec![], vec![]);
     let t = std::time::Instant::now();
     for d in a..=b {
         let c0 = cpu_ms();
-        let r = s.solve(&Layout::deal(d).unwrap(), cells, limits).unwrap();
-        if let (Some(c0), Some(c1)) = (c0, cpu_ms()) {
-            cpu.push(c1 - c0);
-        }
+        let layout = Layout::deal(d).unwrap().with_autoplay(autoplay);
+        let r = s.solve(&layout, cells, limits).unwrap();
+        let used = c0.zip(cpu_ms()).map(|(c0, c1)| c1 - c0);
+        cpu.extend(used);
         wall.push(r.elapsed_ms);
         match r.outcome {
             Outcome::Solved => moves.push(r.player_moves()),
@@ -74,12 +80,13 @@ pub fn run(args: &[String]) {
         }
         if verbose {
             println!(
-                "{d} {} moves={} positions={} ms={:.1} lower_bound={}",
+                "{d} {} moves={} positions={} ms={:.1} lower_bound={} cpu_ms={:.1}",
                 r.outcome.as_str(),
                 r.player_moves(),
                 r.positions,
                 r.elapsed_ms,
-                s.lower_bound
+                s.lower_bound,
+                used.unwrap_or(f64::NAN)
             );
         }
     }
