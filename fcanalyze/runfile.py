@@ -26,6 +26,9 @@ FORMAT = "fcanalyze-run/1"
 #: Budgets ``--redo-undecided`` may raise. They only cut a search short, so a deal that finishes within
 #: the smaller budget has the rows it would have had with the larger one from the start.
 RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
+#: Configuration keys added after runs were made, per job, with the value those runs had: a run file
+#: without one is read as having it (so that it resumes and compares as before).
+ADDED_CONFIG: dict[str, dict[str, Any]] = {"analyze": {"solutions": True}}
 
 
 def path(out: Path) -> Path:
@@ -43,6 +46,9 @@ def read(out: Path) -> dict[str, Any] | None:
         raise ValueError(f"{p} is not a readable run manifest ({e}); use another --out directory") from None
     if not isinstance(run, dict) or run.get("format") != FORMAT:
         raise ValueError(f"{p} is not an fcanalyze run manifest; use another --out directory")
+    if isinstance(run.get("config"), dict):
+        for key, value in ADDED_CONFIG.get(str(run.get("job")), {}).items():
+            run["config"].setdefault(key, value)
     return run
 
 
