@@ -88,6 +88,13 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     help="Threads of each layered proof, sharing its --max-memory (default: the cores each worker has "
     "to itself; no result depends on them).",
 )
+@click.option(
+    "--solutions/--no-solutions",
+    default=True,
+    show_default=True,
+    help="Store each deal's solution in the deals table; without, only its length (each is replayed all "
+    "the same; `fcanalyze solve DEAL --cells N` prints one). For tables too large to keep the moves.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(
     range_text: str,
@@ -102,6 +109,7 @@ def analyze(
     max_memory_mb: int,
     redo_undecided: bool,
     threads: int | None,
+    solutions: bool,
     quiet: bool,
 ) -> None:
     """Find the exact minimum number of free cells of every deal in RANGE (e.g. 1-32000, 617,
@@ -118,7 +126,12 @@ def analyze(
     try:
         spans = parse_range(range_text)
         config = analyze_job.config(
-            max_cells, max_positions or DEFAULT_MAX_POSITIONS, time_limit_ms, shard_size, max_memory_mb
+            max_cells,
+            max_positions or DEFAULT_MAX_POSITIONS,
+            time_limit_ms,
+            shard_size,
+            max_memory_mb,
+            solutions,
         )
     except ValueError as e:
         raise BadInput(str(e)) from None
