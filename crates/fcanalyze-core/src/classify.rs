@@ -67,13 +67,16 @@ pub struct ClassifyLimits {
 }
 
 /// The shortening of [`ClassifyLimits::default`]: a larger budget than a bulk run's (a classification
-/// costs far more than its line's shortening), for the long lines of few cells. On 400 lines of
-/// results/32k's deals table (a random sample), the mean went from 90.1 to 42.6 moves, the longest to
-/// 142, for 23 ms of CPU a line (50,000 positions: 41.0, 66 ms); its 12 longest lines (1,057 to 8,305
-/// moves) to 43-311.
+/// costs far more than its line's shortening), for the long lines of few cells, with the short
+/// search's weights. On 400 lines of results/32k's deals table (a random sample), the mean went from
+/// 90.1 to 42.6 moves, the longest to 142, for 23 ms of CPU a line (50,000 positions: 41.0, 66 ms);
+/// its 12 longest lines (1,057 to 8,305 moves) to 43-311. With the bulk weights
+/// ([`crate::shorten::WEIGHTS`]) the sample's mean was the same (42.4) but two of those 12 kept 2,079
+/// and 523 moves.
 pub const SHORTEN: Shortening = Shortening {
     width: 10,
     max_positions: 20_000,
+    weights: [1, 4, 1, 2, -3, 3, 0, 0, 0, 2],
 };
 
 /// The beams of [`ClassifyLimits::default`]. On deals 1-19,000 the prover solved 90 cell counts only

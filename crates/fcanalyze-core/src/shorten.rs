@@ -21,32 +21,44 @@ use crate::layout::Layout;
 use crate::layout::NCOLS;
 use crate::outcome::{Outcome, SearchResult, SolutionMove};
 use crate::position::{Move, Origin, Position};
-use crate::short::{column_features, finish_cost, global_features, Config, F_RUNS, NF};
+use crate::short::{column_features, finish_cost, global_features, F_RUNS, NF};
 use crate::store::Store;
 
-/// How much work shortening one line may do (tables record it, so that a resumed run shortens alike).
+/// How one line is shortened: how much work it may do (tables record it, so that a resumed run
+/// shortens alike) and the beams' estimate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shortening {
     /// Positions each layer of a beam keeps.
     pub width: usize,
     /// Positions stored by all the beams of one line together.
     pub max_positions: u64,
+    /// Weights of the features of [`crate::short::features`] in the beams' estimate.
+    pub weights: [i32; NF],
 }
 
 impl Default for Shortening {
-    /// The budget of bulk runs (`make results-1m`): about 1.3 ms of CPU a deal on top of the solver's
-    /// 0.25 ms. On deals 1-10,000 and 500,000-510,000 with 4 cells, the fast solver's mean of 67.3 and
-    /// 67.5 moves became 41.2 and 41.2 (longest 227, 210), measured on a loaded machine with
-    /// `fcanalyze-lab shorten`. Larger budgets buy shorter lines slowly (deals 1-1,000: 2,000 positions
-    /// 39.0 moves for 2.7 ms; 5,000 positions 35.3 for 5.3 ms; width 20 and 5,000 positions 34.5 for
-    /// 12 ms).
+    /// The budget of bulk runs (`make results-1m`): about 1.4 ms of CPU a deal on top of the solver's
+    /// 0.25 ms. On deals 1-10,000 and 500,000-510,000 with 4 cells, the fast solver's mean of 67.30 and
+    /// 67.54 moves became 39.58 and 39.55 (longest 221, 191), measured on a loaded machine with
+    /// `fcanalyze-lab shorten`. Larger budgets buy shorter lines slowly (deals 1-1,000 with the short
+    /// search's weights: 2,000 positions 39.0 moves for 2.7 ms; 5,000 positions 35.3 for 5.3 ms; width
+    /// 20 and 5,000 positions 34.5 for 12 ms).
     fn default() -> Self {
         Shortening {
             width: 10,
             max_positions: 1_000,
+            weights: WEIGHTS,
         }
     }
 }
+
+/// The weights of the features of [`crate::short::features`] in the bulk beams' estimate, tuned for
+/// narrow beams on 4-cell lines (coordinate descent on deals 1-300, width 10, 1,000 positions; the
+/// short search's weights are tuned for beams of 1,000 and more). Deals 1,001-3,000: 39.31 moves
+/// against 41.07 with the short search's weights; 500,001-502,000: 39.46 against 40.89; the same CPU
+/// time. On the longest lines of few cells the short search's weights did better (see
+/// [`crate::classify::SHORTEN`]).
+pub const WEIGHTS: [i32; NF] = [1, 5, 3, 4, -4, 3, 1, -2, 1, 3];
 
 /// Positions the start moves on after a beam that found no shortcut.
 const STRIDE: usize = 8;
@@ -66,8 +78,8 @@ pub struct Shortener {
     store: Store,
     moves: Vec<Move>,
     cand: Vec<(u32, u32, Key)>,
-    /// Weights of the features in the beams' estimate (the short search's by default).
-    pub fw: [i32; NF],
+    /// The weights of the current line's beams.
+    fw: [i32; NF],
 }
 
 impl Default for Shortener {
@@ -82,7 +94,7 @@ impl Shortener {
             store: Store::new(),
             moves: Vec::new(),
             cand: Vec::new(),
-            fw: Config::default().fw,
+            fw: WEIGHTS,
         }
     }
 
@@ -98,6 +110,7 @@ impl Shortener {
         let (concrete, origin) = Position::from_layout(layout, ncells)?;
         let mut chain = chain_of(concrete, &origin, line)?;
         let ncells = ncells as u8;
+        self.fw = budget.weights;
         let mut spent = 0u64;
         let mut width = budget.width;
         while chain.len() > 1 && spent < budget.max_positions {

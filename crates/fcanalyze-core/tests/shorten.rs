@@ -109,8 +109,8 @@ fn a_detour_is_cut_even_without_a_budget() {
     assert!(replay(&layout, 4, &line).is_ok());
     assert_eq!(player_moves(&line), r.player_moves() + 2);
     let none = Shortening {
-        width: 1,
         max_positions: 0,
+        ..Shortening::default()
     };
     let out = shorten(&layout, 4, &line, none).unwrap();
     assert!(replay(&layout, 4, &out).is_ok());
@@ -124,8 +124,8 @@ fn the_budget_decides_not_the_clock() {
     let mut lengths = Vec::new();
     for max_positions in [0, 1, 50, 2_000, 20_000] {
         let budget = Shortening {
-            width: 10,
             max_positions,
+            ..Shortening::default()
         };
         let a = shorten(&layout, 4, &r.solution, budget).unwrap();
         let b = Shortener::new()

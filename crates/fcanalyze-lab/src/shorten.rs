@@ -36,22 +36,23 @@ pub fn run(args: &[String]) {
     let b: u64 = args[2].parse().expect("last deal");
     let cells: usize = args.get(3).map_or(4, |x| x.parse().expect("cells"));
     let d = Shortening::default();
-    let budget = Shortening {
+    let mut budget = Shortening {
         width: env("WIDTH").unwrap_or(d.width),
         max_positions: env("BUDGET").unwrap_or(d.max_positions),
+        ..d
     };
+    if let Ok(v) = std::env::var("FW") {
+        budget.weights.fill(0);
+        for (i, x) in v.split(',').enumerate() {
+            budget.weights[i] = x.parse().expect("comma-separated integer weights");
+        }
+    }
     let limits = Limits {
         max_positions: env("CAP").unwrap_or(10_000_000),
         max_millis: None,
     };
     let mut solver = Solver::new();
     let mut shortener = Shortener::new();
-    if let Ok(v) = std::env::var("FW") {
-        shortener.fw.fill(0);
-        for (i, x) in v.split(',').enumerate() {
-            shortener.fw[i] = x.parse().expect("comma-separated integer weights");
-        }
-    }
     let (mut before, mut after) = (vec![], vec![]);
     let (mut solve_ms, mut shorten_ms) = (0.0, 0.0);
     for deal in a..=b {

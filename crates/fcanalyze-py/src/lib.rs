@@ -131,6 +131,7 @@ fn shortening(
     let s = Shortening {
         width: width.unwrap_or(default.width),
         max_positions: max_positions.unwrap_or(default.max_positions),
+        ..default
     };
     if s.width == 0 {
         return Err(pyo3::exceptions::PyValueError::new_err(
