@@ -153,3 +153,37 @@ fn a_line_that_does_not_win_is_refused() {
     let half = &r.solution[..r.solution.len() / 2];
     assert!(shorten(&layout, 4, half, Shortening::default()).is_err());
 }
+
+#[test]
+fn a_classification_shortens_the_line_with_the_least_cells() {
+    // Deal 3 needs 2 cells (a proof with 1); its line with 2 cells is shortened, nothing else changes.
+    let layout = Layout::deal(3).unwrap();
+    let found = fccore::classify(
+        &layout,
+        4,
+        fccore::ClassifyLimits {
+            shorten: None,
+            ..fccore::ClassifyLimits::default()
+        },
+    )
+    .unwrap();
+    let short = fccore::classify(&layout, 4, fccore::ClassifyLimits::default()).unwrap();
+    assert_eq!((short.lower, short.upper), (2, Some(2)));
+    assert_eq!((found.lower, found.upper), (2, Some(2)));
+    assert_eq!(found.searches.len(), short.searches.len());
+    for (a, b) in found.searches.iter().zip(&short.searches) {
+        assert_eq!((a.cells, a.result.outcome), (b.cells, b.result.outcome));
+        assert_eq!(a.result.positions, b.result.positions);
+        if b.cells == 2 {
+            assert!(replay(&layout, 2, &b.result.solution).is_ok());
+            assert!(
+                b.result.player_moves() < a.result.player_moves(),
+                "{} after {}",
+                b.result.player_moves(),
+                a.result.player_moves()
+            );
+        } else {
+            assert_eq!(a.result.solution, b.result.solution);
+        }
+    }
+}
