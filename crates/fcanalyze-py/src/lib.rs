@@ -105,14 +105,14 @@ fn solve_deals<'py>(
         .transpose()?;
     let results = interruptible(py, || -> Result<Vec<SearchResult>, Error> {
         let mut engines = Engines::default();
-        let mut shortener = Shortener::new();
+        let mut shortener = shorten.map(|budget| (Shortener::new(), budget));
         deals
             .iter()
             .map(|&n| {
                 let layout = Layout::deal(n)?;
                 let mut r = engines.search(&layout, cells, strategy, limits)?;
-                if let Some(budget) = shorten {
-                    shortener.shorten_result(&layout, cells, &mut r, budget)?;
+                if let Some((s, budget)) = shortener.as_mut() {
+                    s.shorten_result(&layout, cells, &mut r, *budget)?;
                 }
                 Ok(r)
             })
