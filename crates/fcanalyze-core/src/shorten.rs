@@ -236,18 +236,29 @@ impl Shortener {
                 }
             }
             g += 1;
+            // The next layer: the best new positions, from chunks in order of estimate (only as much
+            // of the candidates is sorted as is needed).
             layer.clear();
-            cand.sort_unstable();
-            for &(_, par, key) in &cand {
-                if self.store.len() as u64 >= budget {
-                    break 'layers;
+            let n = cand.len();
+            let mut lo = 0;
+            while lo < n && layer.len() < width {
+                let chunk = (2 * (width - layer.len())).max(64).min(n - lo);
+                if lo + chunk < n {
+                    cand[lo..].select_nth_unstable(chunk - 1);
                 }
-                if let Some(c) = self.store.insert(&key, par) {
-                    layer.push(c);
-                    if layer.len() == width {
-                        break;
+                cand[lo..lo + chunk].sort_unstable();
+                for &(_, par, key) in &cand[lo..lo + chunk] {
+                    if self.store.len() as u64 >= budget {
+                        break 'layers;
+                    }
+                    if let Some(c) = self.store.insert(&key, par) {
+                        layer.push(c);
+                        if layer.len() == width {
+                            break;
+                        }
                     }
                 }
+                lo += chunk;
             }
         }
         self.moves = moves;
