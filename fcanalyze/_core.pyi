@@ -48,6 +48,7 @@ _Layout = dict[str, Any]
 _MoveDict = dict[str, Any]
 _Strategy = Literal["solve", "prove"]
 _SolveStrategy = Literal["solve", "prove", "short"]
+_Autoplay = Literal["safe", "max"]
 
 def deal(n: int) -> list[list[str]]:
     """The 8 columns of Microsoft deal `n`, each from the buried card to the exposed card."""
@@ -63,9 +64,12 @@ def solve(
     strategy: _SolveStrategy = "solve",
     max_memory_mb: int | None = None,
     threads: int = 1,
+    autoplay: _Autoplay = "safe",
 ) -> dict[str, Any]:
-    """Search a deal or a layout. Returns outcome, positions, moves (dicts with from/to/count/auto,
-    automatic moves included), move_count, notation, elapsed_ms and exhausted (the budget that ran out).
+    """Search a deal or a layout under the automatic moves `autoplay` (``"safe"``, SPEC §2, or ``"max"``:
+    every card that fits goes home at once, none by hand). Returns outcome, positions, moves (dicts with
+    from/to/count/auto, automatic moves included), move_count, notation, elapsed_ms and exhausted (the
+    budget that ran out).
     With ``strategy="prove"``, `max_memory_mb` bounds the prover (past it the layered proof takes over)
     and the proof runs on `threads` threads;
     ``strategy="short"`` looks for a short winning line as players count moves."""
@@ -77,6 +81,7 @@ def solve_deals(
     time_limit_ms: int | None = None,
     strategy: _Strategy = "solve",
     solutions: bool = True,
+    autoplay: _Autoplay = "safe",
     shorten_width: int | None = None,
     shorten_positions: int | None = None,
 ) -> dict[str, list[Any]]:
@@ -91,13 +96,16 @@ def shorten(
     moves: list[_MoveDict],
     width: int | None = None,
     max_positions: int | None = None,
+    autoplay: _Autoplay = "safe",
 ) -> list[_MoveDict]:
     """A winning line (automatic moves included) made short by beams of `width` around it storing at
     most `max_positions` positions (defaults `SHORTEN_WIDTH`, `SHORTEN_POSITIONS`), replayed: never
-    longer than the line given. ValueError if the line does not replay."""
+    longer than the line given. ValueError if the line does not replay under `autoplay`."""
 
-def replay(source: int | _Layout, cells: int, moves: list[_MoveDict]) -> tuple[bool, int | None, str | None]:
-    """The core's independent replay: (ok, index of the first bad move, reason)."""
+def replay(
+    source: int | _Layout, cells: int, moves: list[_MoveDict], autoplay: _Autoplay = "safe"
+) -> tuple[bool, int | None, str | None]:
+    """The core's independent replay under `autoplay`: (ok, index of the first bad move, reason)."""
 
 def format_notation(moves: list[_MoveDict]) -> str:
     """Standard notation of the player moves among `moves`."""
@@ -106,7 +114,7 @@ def parse_notation(text: str) -> list[_MoveDict]:
     """Player moves from standard notation."""
 
 def successors(
-    source: int | _Layout, cells: int
+    source: int | _Layout, cells: int, autoplay: _Autoplay = "safe"
 ) -> tuple[list[_MoveDict], _Layout, list[tuple[_MoveDict, list[_MoveDict], _Layout]]]:
     """The search's move generator, for cross-checks: (automatic moves settling the position, the settled
     layout, [(move, its automatic moves, resulting layout), ...])."""
@@ -120,6 +128,7 @@ def classify(
     max_memory_mb: int | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
     threads: int = 1,
+    autoplay: _Autoplay = "safe",
     shorten_width: int | None = None,
     shorten_positions: int | None = None,
 ) -> list[dict[str, Any]]:

@@ -1,5 +1,8 @@
 """Independent FreeCell solution checker, written in pure Python from SPEC §2 (rules) and §5 (solutions).
 
+It replays under either rules of automatic moves: ``"safe"`` (SPEC §2, the default) or ``"max"``
+(macroxue's: every card that fits its foundation goes home at once, and none goes home by hand).
+
 It shares nothing with the solver (the Rust core and ``fcanalyze._core``): its purpose is to catch the
 solver's bugs, so it favours plain, readable rules code over speed.
 
@@ -23,6 +26,7 @@ from itertools import pairwise
 from typing import Any, Literal
 
 __all__ = [
+    "AUTOPLAY",
     "Replay",
     "expand_autos",
     "is_safe_auto",
@@ -46,6 +50,9 @@ PARTNER = {"C": "S", "S": "C", "D": "H", "H": "D"}
 ALL_CARDS = tuple(rank + suit for suit in SUITS for rank in RANKS)
 _RANK = {card: RANKS.index(card[0]) + 1 for card in ALL_CARDS}  # A = 1 .. K = 13
 _RED = {card: card[1] in RED_SUITS for card in ALL_CARDS}
+
+#: The rules of automatic moves: SPEC §2's safe rule, or every card that fits (macroxue's max auto-play).
+AUTOPLAY = ("safe", "max")
 
 Card = str
 Place = tuple[str, int]  # ("col", 0..7), ("cell", 0..7) or ("foundation", 0)
@@ -96,6 +103,21 @@ def _is_safe(card: Card, found: Mapping[str, int]) -> bool:
     if opp1 >= rank - 1 and opp2 >= rank - 1:
         return True
     return opp1 >= rank - 2 and opp2 >= rank - 2 and found[PARTNER[suit]] >= rank - 3
+
+
+def _goes_home(card: Card, found: Mapping[str, int], autoplay: str) -> bool:
+    """Whether ``card`` goes to the foundations automatically now under ``autoplay``: under ``"max"``
+    whenever it fits, under ``"safe"`` by SPEC §2's rule."""
+    if autoplay == "max":
+        return found[card[1]] == _RANK[card] - 1
+    return _is_safe(card, found)
+
+
+def _check_autoplay(autoplay: object) -> str:
+    """``autoplay`` if it names rules of automatic moves; ValueError otherwise."""
+    if autoplay not in AUTOPLAY:
+        raise ValueError(f"autoplay must be 'safe' or 'max', not {autoplay!r}")
+    return str(autoplay)
 
 
 def is_safe_auto(card: str, foundations: Mapping[str, int]) -> bool:
@@ -240,14 +262,22 @@ def _parse_move(move: object, index: int) -> _Move:
 
 
 class _Game:
-    """A position being replayed: 8 columns, the free-cell slots and the foundations (cards home per suit)."""
+    """A position being replayed: 8 columns, the free-cell slots and the foundations (cards home per suit),
+    under rules of automatic moves (one of `AUTOPLAY`)."""
 
-    __slots__ = ("cells", "columns", "found")
+    __slots__ = ("autoplay", "cells", "columns", "found")
 
-    def __init__(self, columns: list[list[Card]], cells: list[Card | None], found: dict[str, int]) -> None:
+    def __init__(
+        self,
+        columns: list[list[Card]],
+        cells: list[Card | None],
+        found: dict[str, int],
+        autoplay: str = "safe",
+    ) -> None:
         self.columns = columns
         self.cells = cells
         self.found = found
+        self.autoplay = autoplay
 
     def layout(self) -> dict[str, Any]:
         """A copy of the position as a layout dict (8 columns, one slot per free cell)."""
@@ -262,13 +292,13 @@ class _Game:
         return all(n == 13 for n in self.found.values())
 
     def due_autos(self) -> list[tuple[Place, Card]]:
-        """Every available card (exposed in a column or in a free cell) that is a safe automatic move now."""
+        """Every available card (exposed in a column or in a free cell) that is an automatic move now."""
         due: list[tuple[Place, Card]] = []
         for i, column in enumerate(self.columns):
-            if column and _is_safe(column[-1], self.found):
+            if column and _goes_home(column[-1], self.found, self.autoplay):
                 due.append((("col", i), column[-1]))
         for i, card in enumerate(self.cells):
-            if card is not None and _is_safe(card, self.found):
+            if card is not None and _goes_home(card, self.found, self.autoplay):
                 due.append((("cell", i), card))
         return due
 
@@ -365,7 +395,7 @@ class _Game:
             self.columns[d].extend(run)
 
     def settle(self, record: list[_Move] | None = None) -> None:
-        """Make safe automatic moves (first due in place order) until none is due; record them if asked."""
+        """Make automatic moves (first due in place order) until none is due; record them if asked."""
         while due := self.due_autos():
             move = _Move(due[0][0], ("foundation", 0), 1, True)
             self.apply(move)
@@ -416,12 +446,15 @@ def _run(
     cells: int,
     moves: Sequence[Mapping[str, Any]],
     autos: str,
+    autoplay: str,
     record: list[_Move] | None = None,
 ) -> Replay:
     """Replay ``moves`` (see ``replay``); with ``record``, collect the moves made, automatic ones included."""
     if autos not in ("explicit", "implied"):
         raise ValueError(f"autos must be 'explicit' or 'implied', not {autos!r}")
-    game = _Game(*_normalise(layout, cells))
+    game = _Game(*_normalise(layout, cells), autoplay=_check_autoplay(autoplay))
+    # The words of the reasons: SPEC §2's automatic moves are the safe ones.
+    kind = "a safe automatic move" if autoplay == "safe" else "an automatic move"
     parsed = [_parse_move(move, i) for i, move in enumerate(moves)]
     played = 0
 
@@ -436,16 +469,18 @@ def _run(
             return failure(i, "automatic moves must not be listed in implied mode")
         if move.auto and move.dst[0] != "foundation":
             return failure(i, "an automatic move can only go to the foundation")
+        if autoplay == "max" and not move.auto and move.dst[0] == "foundation":
+            return failure(i, "under max autoplay no card goes to the foundations by hand")
         due = game.due_autos() if autos == "explicit" and not move.auto else []
         if (move.src, move.dst) in {(place, ("foundation", 0)) for place, _ in due}:
-            return failure(i, "this is a safe automatic move, so it must be flagged auto")
+            return failure(i, f"this is {kind}, so it must be flagged auto")
         if due:
-            return failure(i, f"a safe automatic move is still due ({_due_text(due)})")
+            return failure(i, f"{kind} is still due ({_due_text(due)})")
         problem = game.problem(move)
         if problem is not None:
             return failure(i, problem)
         card = game.available(move.src)
-        if move.auto and card is not None and not _is_safe(card, game.found):
+        if move.auto and card is not None and not _goes_home(card, game.found, autoplay):
             return failure(i, _unsafe_text(card, game.found))
         if not move.auto:
             played += 1
@@ -457,7 +492,7 @@ def _run(
 
     due = game.due_autos()
     if due:
-        return failure(len(parsed), f"a safe automatic move is still due ({_due_text(due)})")
+        return failure(len(parsed), f"{kind} is still due ({_due_text(due)})")
     if not game.won():
         left = 52 - sum(game.found.values())
         return failure(len(parsed), f"not won, {_plural(left, 'card')} not on the foundations")
@@ -470,29 +505,38 @@ def replay(
     moves: Sequence[Mapping[str, Any]],
     *,
     autos: Literal["explicit", "implied"] = "explicit",
+    autoplay: Literal["safe", "max"] = "safe",
 ) -> Replay:
     """Replay ``moves`` from ``layout`` with ``cells`` free cells under SPEC §2 and say whether they win.
 
-    ``autos="explicit"``: the list holds the safe automatic moves too, flagged ``"auto": True``, made as
-    soon as they are due (after the start and after each player move, until none applies; any order among
-    those due). Each flagged move must be a safe automatic move, no player move may be made while one is
+    ``autoplay`` names the automatic moves: ``"safe"``, SPEC §2's rule, or ``"max"``, every card that
+    fits its foundation (then no move to the foundations is a player's).
+    ``autos="explicit"``: the list holds the automatic moves too, flagged ``"auto": True``, made as soon
+    as they are due (after the start and after each player move, until none applies; any order among
+    those due). Each flagged move must be an automatic move, no player move may be made while one is
     due, and none may be due at the end. ``autos="implied"``: the list holds player moves only and the
-    checker makes the safe automatic moves itself.
+    checker makes the automatic moves itself.
 
-    A malformed layout or move dict raises ValueError; an illegal move is reported in the Replay.
+    A malformed layout or move dict, or unknown ``autoplay``, raises ValueError; an illegal move is
+    reported in the Replay.
     """
-    return _run(layout, cells, moves, autos)
+    return _run(layout, cells, moves, autos, autoplay)
 
 
 def expand_autos(
-    layout: Mapping[str, Any], cells: int, moves: Sequence[Mapping[str, Any]]
+    layout: Mapping[str, Any],
+    cells: int,
+    moves: Sequence[Mapping[str, Any]],
+    *,
+    autoplay: Literal["safe", "max"] = "safe",
 ) -> list[dict[str, Any]]:
-    """The explicit form of a line of player moves: the same moves with the safe automatic moves inserted.
+    """The explicit form of a line of player moves: the same moves with the automatic moves (of
+    ``autoplay``, see ``replay``) inserted.
 
     Raises ValueError if the line is malformed or breaks a rule (a line that does not win is fine).
     """
     record: list[_Move] = []
-    result = _run(layout, cells, moves, "implied", record)
+    result = _run(layout, cells, moves, "implied", autoplay, record)
     if not result.ok and result.index != len(moves):
         raise ValueError(result.reason)
     return [move.as_dict() for move in record]

@@ -11,6 +11,10 @@ Players' moves are move dicts (``{"from": "col3", "to": "cell1", "count": 1}``) 
 only one choice. Every move is checked by the independent rules code (`fcanalyze.checker`), and every
 winning line returned has been replayed by it. A search that runs out of budget answers undecided,
 never "not winnable".
+
+A position is played under rules of automatic moves, ``autoplay="safe"`` (SPEC §2, the default) or
+``"max"`` (every card that fits its foundation goes home at once; no foundation move by hand):
+``Position.from_deal(617, autoplay="max")``, or ``hint(617, autoplay="max")``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 from fcanalyze import _core, checker
 from fcanalyze.board import format_board, layout_from_json, parse_board
 from fcanalyze.deals import deal_layout, looks_like_deal_number, parse_deal_number
+from fcanalyze.solve import Autoplay
 
 #: The longest time limit the core takes, in milliseconds.
 _MAX_MS = 2**64 - 1
@@ -61,31 +66,35 @@ class Budget:
 
 @dataclass(frozen=True)
 class Position:
-    """A settled position (automatic moves made) with its number of free cells."""
+    """A settled position (automatic moves made) with its number of free cells and its rules of
+    automatic moves (``"safe"`` or ``"max"``)."""
 
     layout: dict[str, Any] = field(repr=False)
     cells: int = 4
     deal: int | None = None
+    autoplay: Autoplay = "safe"
 
     @classmethod
-    def from_layout(cls, layout: dict[str, Any], cells: int = 4, deal: int | None = None) -> Position:
-        """A position from a layout dict; the safe automatic moves are made, as in the game."""
+    def from_layout(
+        cls, layout: dict[str, Any], cells: int = 4, deal: int | None = None, autoplay: Autoplay = "safe"
+    ) -> Position:
+        """A position from a layout dict; the automatic moves of `autoplay` are made, as in the game."""
         checker.validate_layout(layout, cells)
         _core.validate(layout, cells)
-        r = checker.replay(layout, cells, [], autos="implied")
-        return cls(layout=r.final, cells=cells, deal=deal)
+        r = checker.replay(layout, cells, [], autos="implied", autoplay=autoplay)
+        return cls(layout=r.final, cells=cells, deal=deal, autoplay=autoplay)
 
     @classmethod
-    def from_deal(cls, deal: int, cells: int = 4) -> Position:
+    def from_deal(cls, deal: int, cells: int = 4, autoplay: Autoplay = "safe") -> Position:
         n = parse_deal_number(deal)
-        return cls.from_layout(deal_layout(n), cells, deal=n)
+        return cls.from_layout(deal_layout(n), cells, deal=n, autoplay=autoplay)
 
     @classmethod
-    def from_text(cls, text: str, cells: int = 4) -> Position:
+    def from_text(cls, text: str, cells: int = 4, autoplay: Autoplay = "safe") -> Position:
         """From Freecell Solver's board text, or JSON (``{"cells": [...], "foundations": {...}, "columns":
         [[...], ...]}``) when the text starts with ``{``."""
         layout = layout_from_json(text) if text.lstrip().startswith("{") else parse_board(text)
-        return cls.from_layout(layout, cells)
+        return cls.from_layout(layout, cells, autoplay=autoplay)
 
     def to_text(self) -> str:
         return format_board(self.layout)
@@ -111,10 +120,10 @@ class Position:
         for i, move in enumerate(parse_moves(moves)):
             cur = out[-1]
             m = cur._resolve(i, move)
-            r = checker.replay(cur.layout, cur.cells, [m], autos="implied")
+            r = checker.replay(cur.layout, cur.cells, [m], autos="implied", autoplay=cur.autoplay)
             if r.index == 0:
                 raise IllegalMove(i, move, r.reason.split(": ", 1)[-1])
-            out.append(Position(layout=r.final, cells=cur.cells, deal=cur.deal))
+            out.append(Position(layout=r.final, cells=cur.cells, deal=cur.deal, autoplay=cur.autoplay))
         return out
 
     def _resolve(self, index: int, move: Any) -> dict[str, Any]:
@@ -210,9 +219,10 @@ def _search(position: Position, budget: Budget, short: bool, deadline: float | N
         max_positions=budget.max_positions,
         time_limit_ms=ms,
         strategy="short" if short else "solve",
+        autoplay=position.autoplay,
     )
     if r["outcome"] == "solved":
-        check = checker.replay(position.layout, position.cells, r["moves"])
+        check = checker.replay(position.layout, position.cells, r["moves"], autoplay=position.autoplay)
         if not check.ok:
             raise _core.InternalError(f"a winning line failed the independent replay: {check.reason}")
     return Answer(
@@ -229,14 +239,19 @@ def _deadline(budget: Budget) -> float | None:
     return None if budget.time_limit_ms is None else time.monotonic() + budget.time_limit_ms / 1000
 
 
-def _position(source: Position | int | dict | str, cells: int) -> Position:
+def _position(source: Position | int | dict | str, cells: int, autoplay: Autoplay | None) -> Position:
+    """The position of `source` under `autoplay` (None: a Position's own rules, else ``"safe"``); a
+    Position given under other rules is settled again under `autoplay`."""
     if isinstance(source, Position):
-        return source
+        if autoplay is None or autoplay == source.autoplay:
+            return source
+        return Position.from_layout(source.layout, source.cells, source.deal, autoplay)
+    rules: Autoplay = autoplay or "safe"
     if isinstance(source, dict):
-        return Position.from_layout(layout_from_json(source), cells)
+        return Position.from_layout(layout_from_json(source), cells, autoplay=rules)
     if isinstance(source, str) and not looks_like_deal_number(source):
-        return Position.from_text(source, cells)
-    return Position.from_deal(source, cells)
+        return Position.from_text(source, cells, rules)
+    return Position.from_deal(source, cells, rules)
 
 
 def winnable(
@@ -245,10 +260,12 @@ def winnable(
     *,
     short: bool = False,
     cells: int = 4,
+    autoplay: Autoplay | None = None,
 ) -> Answer:
-    """Can the position still be won? See `Answer.winnable`."""
+    """Can the position still be won? See `Answer.winnable`. `autoplay`: the rules of automatic moves
+    (default: a Position's own, else ``"safe"``)."""
     budget = budget or Budget()
-    return _search(_position(position, cells), budget, short, _deadline(budget))
+    return _search(_position(position, cells, autoplay), budget, short, _deadline(budget))
 
 
 def hint(
@@ -257,10 +274,11 @@ def hint(
     *,
     short: bool = False,
     cells: int = 4,
+    autoplay: Autoplay | None = None,
 ) -> Answer:
     """The next move of a winning line (`Answer.move`) and the whole line; ``short=True`` looks for a
-    short line (moves counted as players see them)."""
-    return winnable(position, budget, short=short, cells=cells)
+    short line (moves counted as players see them). `autoplay` as in `winnable`."""
+    return winnable(position, budget, short=short, cells=cells, autoplay=autoplay)
 
 
 @dataclass(frozen=True)
@@ -295,12 +313,14 @@ def last_winnable(
     budget: Budget | None = None,
     *,
     cells: int = 4,
+    autoplay: Autoplay | None = None,
 ) -> LastWinnable:
     """Find the last winnable position of a game played from `start` (winnability only falls along a
-    game: a position that cannot be won has no winnable successor, so a binary search is exact)."""
+    game: a position that cannot be won has no winnable successor, so a binary search is exact), under
+    the rules `autoplay` (as in `winnable`)."""
     budget = budget or Budget()
     deadline = _deadline(budget)
-    line = _position(start, cells).line(moves)
+    line = _position(start, cells, autoplay).line(moves)
     n = len(line) - 1
     spent = 0
     answers: dict[int, Answer] = {}

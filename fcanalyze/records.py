@@ -8,8 +8,10 @@ where a search's result becomes a row.
 A row is a typed dict (`DealRow`, `SearchRow`, `UnsolvableRow`): plain values, so that it pickles to and
 from workers and goes into a journal as JSON unchanged.
 
-Every file carries the schema version, the rules and the run configuration in its metadata, and no
-timestamp, so that the same run gives the same bytes.
+Every file carries the schema version, the rules (with the rules of automatic moves under their own key,
+``fcanalyze.autoplay``: ``safe`` or ``max``) and the run configuration in its metadata, and no
+timestamp, so that the same run gives the same bytes. A file written before the key existed was made
+under the safe rules (`autoplay_of`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,27 @@ RULES = (
     "standard FreeCell (SPEC §2): 8 columns, k free cells, supermoves up to (free cells + 1) * "
     "2^(empty columns), safe automatic moves; canonical positions ignore column and cell order"
 )
+#: `RULES` under max autoplay (macroxue's rules).
+RULES_MAX = RULES.replace(
+    "safe automatic moves", "max automatic moves (every card that fits goes home, none by hand)"
+)
+
+
+def rules_text(autoplay: str) -> str:
+    """The rules a table or run was made under, for its metadata: `RULES`, or `RULES_MAX` under ``max``."""
+    return RULES_MAX if autoplay == "max" else RULES
+
+
+def autoplay_of(metadata: Mapping[bytes, bytes] | None) -> Literal["safe", "max"]:
+    """The rules of automatic moves a table was made under, from its file metadata: ``safe`` when the
+    file predates the key (or has no metadata); ValueError for a value that names no rules."""
+    value = (metadata or {}).get(b"fcanalyze.autoplay", b"safe")
+    if value == b"max":
+        return "max"
+    if value == b"safe":
+        return "safe"
+    raise ValueError(f"a table's metadata names unknown rules of automatic moves: {value!r}")
+
 
 Difficulty = Literal["easy", "normal", "hard", "unsolvable", "undecided"]
 CLASSES: tuple[Difficulty, ...] = ("easy", "normal", "hard", "unsolvable", "undecided")
@@ -129,11 +152,14 @@ def difficulty(lower: int, upper: int | None) -> Difficulty:
 
 
 def metadata(config: dict[str, Any]) -> dict[bytes, bytes]:
-    """File metadata: schema version, tool version, rules and the run configuration."""
+    """File metadata: schema version, tool version, rules (the rules of automatic moves, the
+    configuration's ``autoplay``, under their own key too) and the run configuration."""
+    autoplay = config.get("autoplay", "safe")
     return {
         b"fcanalyze.schema_version": str(SCHEMA_VERSION).encode(),
         b"fcanalyze.version": _core.__version__.encode(),
-        b"fcanalyze.rules": RULES.encode(),
+        b"fcanalyze.rules": rules_text(autoplay).encode(),
+        b"fcanalyze.autoplay": autoplay.encode(),
         b"fcanalyze.config": json.dumps(config, sort_keys=True).encode(),
     }
 

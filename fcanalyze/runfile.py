@@ -6,7 +6,9 @@ lists it and its files verify against their checksums. A listed file that is the
 its checksum is damaged: resuming, ``summary`` and ``manifest`` refuse it by name (`verify`,
 `DamagedFile`), never reading or overwriting it silently; a listed file that is gone is computed again
 by a resumed run. A run resumed in the same directory must have the same job, range and configuration
-(``--redo-undecided`` may raise the budgets, see `raised_budgets`).
+(``--redo-undecided`` may raise the budgets, see `raised_budgets`); the configuration names the rules of
+automatic moves (``autoplay``), and a run file written before it did was made under the safe rules
+(`ADDED_CONFIG`), so such a run resumes under them and under no other.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ FORMAT = "fcanalyze-run/1"
 #: Budgets ``--redo-undecided`` may raise. They only cut a search short, so a deal that finishes within
 #: the smaller budget has the rows it would have had with the larger one from the start.
 RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
+#: Configuration keys added after runs were made, per job, with the value those runs had: a run file
+#: without one is read as having it (so that it resumes and compares as before).
+ADDED_CONFIG: dict[str, dict[str, Any]] = {
+    # Runs made before the lines were shortened: their lines as found (shorten_positions 0).
+    "analyze": {"solutions": True, "autoplay": "safe", "shorten_width": 10, "shorten_positions": 0},
+    "verify": {"autoplay": "safe"},
+}
 
 
 def path(out: Path) -> Path:
@@ -43,6 +52,9 @@ def read(out: Path) -> dict[str, Any] | None:
         raise ValueError(f"{p} is not a readable run manifest ({e}); use another --out directory") from None
     if not isinstance(run, dict) or run.get("format") != FORMAT:
         raise ValueError(f"{p} is not an fcanalyze run manifest; use another --out directory")
+    if isinstance(run.get("config"), dict):
+        for key, value in ADDED_CONFIG.get(str(run.get("job")), {}).items():
+            run["config"].setdefault(key, value)
     return run
 
 
@@ -77,7 +89,7 @@ def new(identity: dict[str, Any], deals: int) -> dict[str, Any]:
         "format": FORMAT,
         **identity,
         "versions": _versions(),
-        "rules": records.RULES,
+        "rules": records.rules_text(identity["config"].get("autoplay", "safe")),
         "deals": deals,
         "shards": {},
         "complete": False,

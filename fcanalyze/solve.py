@@ -12,6 +12,8 @@ from fcanalyze.checker import replay
 from fcanalyze.deals import deal_layout, parse_deal_number
 
 Outcome = Literal["solved", "unsolvable", "undecided"]
+#: The rules of automatic moves (`fcanalyze.checker.AUTOPLAY`).
+Autoplay = Literal["safe", "max"]
 
 #: Default position budget of a search (about 35-47 bytes each: roughly 400 MB at most).
 DEFAULT_MAX_POSITIONS = 10_000_000
@@ -41,12 +43,14 @@ class Result:
     elapsed_ms: float
     exhausted: str | None = None
     deal: int | None = None
+    autoplay: Autoplay = "safe"
 
     def to_json(self) -> dict:
         """The JSON object printed by ``fcanalyze solve --format json``."""
         return {
             "deal": self.deal,
             "cells": self.cells,
+            "autoplay": self.autoplay,
             "outcome": self.outcome,
             "positions": self.positions,
             "move_count": self.move_count,
@@ -66,8 +70,11 @@ def solve(
     prove: bool = False,
     max_memory_mb: int | None = DEFAULT_MAX_MEMORY_MB,
     threads: int | None = None,
+    autoplay: Autoplay = "safe",
+    short: bool = False,
 ) -> Result:
-    """Search deal number `source` (or a layout dict) with `cells` free cells.
+    """Search deal number `source` (or a layout dict) with `cells` free cells, under the automatic moves
+    `autoplay` (``"safe"``, SPEC §2, or ``"max"``: every card that fits goes home at once, none by hand).
 
     The search is complete, so ``unsolvable`` is always a finished proof and a budget hit gives
     ``undecided``. The default budget is `DEFAULT_MAX_POSITIONS`. ``prove=True`` searches to the end (no
@@ -76,14 +83,25 @@ def solve(
     within `max_memory_mb` (past that, the layered proof; undecided if that runs out too), on `threads`
     threads (default: one per core; the count of a proof does not depend on them). The positions
     reported are those of the search that decided (for a proof, the exact reachable set). A solution is
-    returned only after the independent Python checker has replayed it to a won game.
+    returned only after the independent Python checker has replayed it to a won game. ``short=True``
+    looks for a short line (moves counted as players see them) instead, within the budget (not with
+    ``prove``).
     """
+    if short and prove:
+        raise ValueError("a short line and a proof are separate searches: ask for one of them")
     deal = parse_deal_number(source) if not isinstance(source, dict) else None
     layout = deal_layout(deal) if deal is not None else source
     if max_positions is None:
         max_positions = UNLIMITED_POSITIONS if prove else DEFAULT_MAX_POSITIONS
     first = min(max_positions, PROVE_FIRST_POSITIONS) if prove else max_positions
-    r = _core.solve(layout, cells, max_positions=first, time_limit_ms=time_limit_ms)
+    r = _core.solve(
+        layout,
+        cells,
+        max_positions=first,
+        time_limit_ms=time_limit_ms,
+        strategy="short" if short else "solve",
+        autoplay=autoplay,
+    )
     if r["outcome"] == "undecided" and r["exhausted"] == "positions" and max_positions > first:
         spent = r["elapsed_ms"]
         left = None if time_limit_ms is None else max(1, time_limit_ms - int(spent))
@@ -95,13 +113,14 @@ def solve(
             strategy="prove",
             max_memory_mb=max_memory_mb,
             threads=threads or os.cpu_count() or 1,
+            autoplay=autoplay,
         )
         r["elapsed_ms"] += spent
     if r["outcome"] == "solved":
-        check = replay(layout, cells, r["moves"])
+        check = replay(layout, cells, r["moves"], autoplay=autoplay)
         if not check.ok:
             raise _core.InternalError(f"the solver's line failed the independent replay: {check.reason}")
-    return Result(cells=cells, deal=deal, **r)
+    return Result(cells=cells, deal=deal, autoplay=autoplay, **r)
 
 
 @dataclass(frozen=True)

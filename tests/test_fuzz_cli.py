@@ -135,7 +135,7 @@ def invoke(kind: str, args: list[str], input: bytes | None = None) -> tuple[int,
 
 
 def assert_solution_replays(layout: dict, cells: int, doc: dict) -> None:
-    assert replay(layout, cells, doc["moves"]).ok, doc
+    assert replay(layout, cells, doc["moves"], autoplay=doc.get("autoplay", "safe")).ok, doc
 
 
 # --- command lines -----------------------------------------------------------------------------------
@@ -174,6 +174,7 @@ RANGE = st.one_of(
     ODD_TEXT,
 )
 FORMAT = st.sampled_from(["text", "json", "JSON", "xml", ""])
+AUTOPLAY = st.sampled_from(["safe", "max", "MAX", "most", ""])
 MOVES = st.one_of(
     st.sampled_from(["6a 6b", "6a 19", "3a 36 a8 2h 36(3)", "36(999)", "36(99999999999999999999)", "zz", ""]),
     st.lists(st.from_regex(r"[1-8a-i][1-8a-ih](\([0-9]{1,3}\))?", fullmatch=True), max_size=6).map(" ".join),
@@ -188,6 +189,8 @@ OPTIONS: dict[str, dict[str, st.SearchStrategy[str] | None]] = {
         "--time-limit": number(st.integers(1, 300)),
         "--max-memory": number(st.integers(64, 1024)),
         "--prove": None,
+        "--short": None,
+        "--autoplay": AUTOPLAY,
         "--format": FORMAT,
     },
     "hint": {
@@ -197,6 +200,7 @@ OPTIONS: dict[str, dict[str, st.SearchStrategy[str] | None]] = {
         "--moves": MOVES,
         "--moves-file": st.sampled_from(["moves.txt", "moves.json", "bin", "nope", "board.txt"]),
         "--short": None,
+        "--autoplay": AUTOPLAY,
         "--format": FORMAT,
     },
     "last-winnable": {
@@ -204,6 +208,7 @@ OPTIONS: dict[str, dict[str, st.SearchStrategy[str] | None]] = {
         "--max-positions": number(st.integers(1, 50_000)),
         "--time-limit": number(st.integers(1, 300)),
         "--moves": MOVES,
+        "--autoplay": AUTOPLAY,
         "--format": FORMAT,
     },
     "deal": {"--format": FORMAT},
@@ -262,12 +267,13 @@ def check_answer(args: list[str], code: int, doc: dict | None, workdir: Path) ->
         layout = deal_layout(layout) if isinstance(layout, int) else layout
         assert_solution_replays(layout, cells, doc)
     elif "--moves" not in args and "--moves-file" not in args:
+        rules = "max" if last_value(args, "--autoplay") == "max" else "safe"
         start = (
-            Position.from_deal(layout, cells)
+            Position.from_deal(layout, cells, rules)
             if isinstance(layout, int)
-            else Position.from_layout(layout, cells)
+            else Position.from_layout(layout, cells, autoplay=rules)
         )
-        assert checker.replay(start.layout, cells, doc["line"]).ok, doc
+        assert checker.replay(start.layout, cells, doc["line"], autoplay=rules).ok, doc
 
 
 @fuzz(500)

@@ -46,3 +46,19 @@ def test_bad_lines_and_budgets_are_refused() -> None:
         _core.shorten(1, 4, found, width=0)
     with pytest.raises(ValueError, match="width"):
         _core.solve_deals([1], shorten_width=0)
+
+
+def test_an_analyze_run_made_before_shortening_resumes_only_unshortened(tmp_path) -> None:
+    """A run file without the shortening's keys was made with the lines as found: it reads so, which
+    `analyze --shorten-positions 0` matches and the default does not."""
+    import json
+
+    from fcanalyze import runfile
+    from fcanalyze.jobs import analyze as analyze_job
+
+    old = {k: v for k, v in analyze_job.config().items() if not k.startswith("shorten")}
+    run = {"format": runfile.FORMAT, "job": "analyze", "config": old}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    config = runfile.read(tmp_path)["config"]
+    assert config == analyze_job.config(shorten_positions=0)
+    assert config != analyze_job.config()

@@ -12,6 +12,7 @@ from fcanalyze.cli.errors import EXIT_OK, EXIT_UNDECIDED, EXIT_UNSOLVABLE, BadIn
 from fcanalyze.cli.guard import Command
 from fcanalyze.cli.inputs import load_source, read_text
 from fcanalyze.cli.options import (
+    autoplay_option,
     budget_options,
     cells_option,
     echo_json,
@@ -19,6 +20,7 @@ from fcanalyze.cli.options import (
     format_option,
     plural,
 )
+from fcanalyze.solve import Autoplay
 
 PLACE = {
     **{f"col{i}": f"column {i}" for i in range(1, 9)},
@@ -63,12 +65,14 @@ def read_moves(moves_text: str | None, moves_file: Path | None) -> list:
     return moves
 
 
-def start_position(source: str, cells: int) -> play.Position:
+def start_position(source: str, cells: int, autoplay: str) -> play.Position:
+    """The settled start of SOURCE under the rules `autoplay` (``"safe"`` or ``"max"``)."""
+    rules: Autoplay = "max" if autoplay == "max" else "safe"
     src, what = load_source(source)
     try:
         if isinstance(src, dict):
-            return play.Position.from_layout(src, cells)
-        return play.Position.from_deal(src, cells)
+            return play.Position.from_layout(src, cells, autoplay=rules)
+        return play.Position.from_deal(src, cells, rules)
     except ValueError as e:
         raise BadInput(f"{what}: {e}" if isinstance(src, dict) else str(e)) from None
 
@@ -92,6 +96,7 @@ def budget(max_positions: int | None, time_limit_ms: int | None) -> play.Budget:
 @cells_option()
 @budget_options
 @click.option("--short", is_flag=True, help="Look for a short winning line (slower).")
+@autoplay_option
 @format_option
 def hint(
     source: str,
@@ -101,16 +106,19 @@ def hint(
     max_positions: int | None,
     time_limit_ms: int | None,
     short: bool,
+    autoplay: str,
     fmt: str,
 ) -> int:
     """Is the game still winnable, and what is a good next move? SOURCE is a deal number or a position
     file (Freecell Solver's board text, or JSON; ``-`` reads stdin); --moves are the moves played since.
 
     Prints the next move of a winning line and the whole line. Within the budget (default 2,000,000
-    positions and 2,000 ms) the answer is winnable, not winnable (proven) or undecided. Exit code: 0
-    winnable, 1 not winnable, 3 undecided, 2 bad input or an illegal move."""
+    positions and 2,000 ms) the answer is winnable, not winnable (proven) or undecided. --autoplay max
+    plays under macroxue's rules (every card that fits goes home at once; a move to the foundations by
+    hand is illegal). Exit code: 0 winnable, 1 not winnable, 3 undecided, 2 bad input or an illegal
+    move."""
     try:
-        position = start_position(source, cells).play(read_moves(moves_text, moves_file))
+        position = start_position(source, cells, autoplay).play(read_moves(moves_text, moves_file))
     except ValueError as e:
         raise BadInput(str(e)) from None
     answer = play.hint(position, budget(max_positions, time_limit_ms), short=short)
@@ -137,6 +145,7 @@ def hint(
 @moves_option
 @cells_option()
 @budget_options
+@autoplay_option
 @format_option
 def last_winnable(
     source: str,
@@ -145,6 +154,7 @@ def last_winnable(
     cells: int,
     max_positions: int | None,
     time_limit_ms: int | None,
+    autoplay: str,
     fmt: str,
 ) -> int:
     """The way back: the last position of a played game from which a win is still possible, how many
@@ -152,9 +162,9 @@ def last_winnable(
     --moves are the moves played.
 
     Exit code: 0 exact answer, 3 undecided (a search ran out of budget: the answer is the last position
-    proven winnable), 2 bad input or an illegal move."""
+    proven winnable), 2 bad input or an illegal move. --autoplay as for hint."""
     try:
-        start = start_position(source, cells)
+        start = start_position(source, cells, autoplay)
         result = play.last_winnable(
             start, read_moves(moves_text, moves_file), budget(max_positions, time_limit_ms)
         )

@@ -75,6 +75,18 @@ def cells_option(default: int = 4, help: str = "Number of free cells (0-8).") ->
     return click.option("--cells", type=CELLS, default=default, show_default=True, help=help)
 
 
+def autoplay_option(f: F) -> F:
+    """``--autoplay safe|max``: the rules of automatic moves (SPEC §2's safe rule, or macroxue's)."""
+    return click.option(
+        "--autoplay",
+        type=click.Choice(["safe", "max"]),
+        default="safe",
+        show_default=True,
+        help="Automatic moves: safe (SPEC §2; cards may also go home by hand) or max (every card that fits "
+        "goes home at once, none by hand).",
+    )(f)
+
+
 def budget_options(f: F) -> F:
     """``--max-positions`` and ``--time-limit``."""
     f = click.option(

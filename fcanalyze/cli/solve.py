@@ -10,6 +10,7 @@ from fcanalyze.cli.inputs import load_source
 from fcanalyze.cli.options import (
     MEMORY_MB,
     PARALLEL,
+    autoplay_option,
     budget_options,
     cells_option,
     echo_json,
@@ -22,8 +23,9 @@ from fcanalyze.solve import solve as solve_deal
 
 
 def describe(r: Result, what: str) -> str:
-    """One summary line for a result."""
-    head = f"{what}, {r.cells} free cell{'s' if r.cells != 1 else ''}"
+    """One summary line for a result (the rules named when they are not the default)."""
+    rules = "" if r.autoplay == "safe" else f", {r.autoplay} autoplay"
+    head = f"{what}, {r.cells} free cell{'s' if r.cells != 1 else ''}{rules}"
     stats = f"{plural(r.positions, 'position')} examined, {r.elapsed_ms:,.1f} ms"
     if r.outcome == "solved":
         return f"{head}: solved in {plural(r.move_count, 'move')} ({stats})"
@@ -56,6 +58,12 @@ def describe(r: Result, what: str) -> str:
     default=None,
     help="Threads of a --prove search (default: one per core; a proof's count does not depend on them).",
 )
+@click.option(
+    "--short",
+    is_flag=True,
+    help="Look for a short winning line (moves as players count them) instead; not with --prove.",
+)
+@autoplay_option
 @format_option
 def solve_command(
     source: str,
@@ -65,6 +73,8 @@ def solve_command(
     prove: bool,
     max_memory_mb: int,
     threads: int | None,
+    short: bool,
+    autoplay: str,
     fmt: str,
 ) -> int:
     """Solve SOURCE: a deal number, or a board file in Freecell Solver's format (``-`` reads stdin; a
@@ -73,9 +83,13 @@ def solve_command(
     Prints the outcome (solved, unsolvable or undecided), the positions examined and the solution in
     standard notation (columns 1-8, free cells a-g, foundations h; automatic moves not written). The
     JSON form lists every move, automatic ones marked. Every solution printed has been replayed by the
-    independent checker. Exit code: 0 solved, 1 unsolvable (a finished proof), 3 undecided (a budget ran
-    out), 2 bad input.
+    independent checker. --autoplay max plays under macroxue's rules: every card that fits its
+    foundation goes home at once and no foundation move is written. --short looks for a short line
+    within the budget; its "unsolvable" is a finished search too. Exit code: 0 solved, 1 unsolvable (a
+    finished proof), 3 undecided (a budget ran out), 2 bad input.
     """
+    if short and prove:
+        raise BadInput("--short and --prove are separate searches; give one of them")
     src, what = load_source(source)
     try:
         r = solve_deal(
@@ -86,6 +100,8 @@ def solve_command(
             prove=prove,
             max_memory_mb=max_memory_mb,
             threads=threads,
+            autoplay="max" if autoplay == "max" else "safe",
+            short=short,
         )
     except ValueError as e:
         raise BadInput(f"{what}: {e}" if isinstance(src, dict) else str(e)) from None

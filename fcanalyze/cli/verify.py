@@ -13,6 +13,7 @@ from fcanalyze.cli.guard import Command
 from fcanalyze.cli.inputs import MAX_LIST_BYTES, output_directory, read_text
 from fcanalyze.cli.options import (
     SHARD_SIZE,
+    autoplay_option,
     budget_options,
     echo_json,
     engine_options,
@@ -62,6 +63,7 @@ def read_expected(path: Path) -> list[int]:
     help="Deals per shard file.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@autoplay_option
 @format_option
 def verify_unsolvable(
     range_text: str,
@@ -74,6 +76,7 @@ def verify_unsolvable(
     out: Path,
     shard_size: int,
     quiet: bool,
+    autoplay: str,
     fmt: str,
 ) -> int:
     """Solve every deal of RANGE (default 1-1000000) with 4 free cells, prove unsolvable every deal the
@@ -82,11 +85,13 @@ def verify_unsolvable(
 
     Prints the agreement and every deal solved although listed, unsolvable although not listed, or
     undecided. Exit code 0 on full agreement, 1 on any disagreement or undecided deal, 2 bad input.
-    Tables (searches, unsolvable) and run.json go to --out; re-running the same command resumes."""
+    Tables (searches, unsolvable) and run.json go to --out, with the rules they were made with;
+    re-running the same command resumes. --autoplay max searches under macroxue's rules (the known list
+    is that of SPEC §2's rules: give --expected for another)."""
     try:
         spans = parse_range(range_text)
         config = verify_job.config(
-            max_positions or verify_job.config()["max_positions"], time_limit_ms, shard_size
+            max_positions or verify_job.config()["max_positions"], time_limit_ms, shard_size, autoplay
         )
     except ValueError as e:
         raise BadInput(str(e)) from None
@@ -127,6 +132,7 @@ def compare(out: Path, result: runner.RunResult, listed: list[int], deals: int) 
     unlisted = sorted(set(proven) - set(listed))
     return {
         "range": result.run["range"],
+        "autoplay": result.run["config"].get("autoplay", "safe"),
         "deals": deals,
         "counts": {k: result.counts.get(k, 0) for k in verify_job.COUNTERS},
         "expected": listed,
@@ -141,8 +147,9 @@ def compare(out: Path, result: runner.RunResult, listed: list[int], deals: int) 
 def echo_report(report: dict[str, Any]) -> None:
     """Print the report as text: the counts, the proven deals, and the agreement or each disagreement."""
     c = report["counts"]
+    rules = "" if report["autoplay"] == "safe" else f", {report['autoplay']} autoplay"
     click.echo(
-        f"deals {report['range']}, 4 free cells: {c['solved']:,} solved, {c['unsolvable']:,} proven "
+        f"deals {report['range']}, 4 free cells{rules}: {c['solved']:,} solved, {c['unsolvable']:,} proven "
         f"unsolvable, {c['undecided']:,} undecided"
     )
     click.echo(f"proven unsolvable: {', '.join(map(str, report['proven_unsolvable'])) or 'none'}")

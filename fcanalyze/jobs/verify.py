@@ -32,11 +32,15 @@ def config(
     max_positions: int = 2**32 - 2,
     time_limit_ms: int | None = None,
     shard_size: int = shards.DEFAULT_SIZE,
+    autoplay: str = "safe",
     shorten_width: int = _core.SHORTEN_WIDTH,
     shorten_positions: int = _core.SHORTEN_POSITIONS,
 ) -> dict[str, Any]:
-    """The configuration of a ``verify`` run: the budgets of each deal's search and of the shortening
-    of its line (the beams' width and the positions they store a line)."""
+    """The configuration of a ``verify`` run: the budgets of each deal's search, its rules of automatic
+    moves (``"safe"`` or ``"max"``) and the budget of the shortening of each line (the beams' width
+    and the positions they store a line)."""
+    if autoplay not in ("safe", "max"):
+        raise ValueError(f"--autoplay {autoplay!r} is not one of 'safe', 'max'")
     check_bound("--max-positions", max_positions, 1, CORE_MAX)
     check_bound("--time-limit", time_limit_ms, 1, CORE_MAX)
     check_bound("--shard-size", shard_size, 1, MAX_SHARD_SIZE)
@@ -46,6 +50,7 @@ def config(
         "max_positions": max_positions,
         "time_limit_ms": time_limit_ms,
         "shard_size": shard_size,
+        "autoplay": autoplay,
         "shorten_width": shorten_width,
         "shorten_positions": shorten_positions,
     }
@@ -60,6 +65,7 @@ def _search_chunk(deals: list[int], cfg: dict[str, Any]) -> dict[str, list[Any]]
         max_positions=cfg["max_positions"],
         time_limit_ms=cfg["time_limit_ms"],
         solutions=False,
+        autoplay=cfg.get("autoplay", "safe"),
         shorten_width=cfg["shorten_width"],
         shorten_positions=cfg["shorten_positions"],
     )

@@ -1,6 +1,7 @@
 //! The layout of a start position: the cards of each column, the free cells and the foundations, as
 //! dealt ([`Layout::deal`]) or read from a board, and the check that it is a position of the full deck.
 
+use crate::autoplay::Autoplay;
 use crate::card::{self, Card, NONE};
 use crate::error::{Error, Result};
 
@@ -10,12 +11,15 @@ pub const NCOLS: usize = 8;
 pub const MAX_CELLS: usize = 8;
 
 /// The parts of a position as read from a board or a deal: columns from the buried card to the exposed
-/// card, free-cell slots (`NONE` for an empty slot) and the number of cards home per suit (C, D, H, S).
+/// card, free-cell slots (`NONE` for an empty slot) and the number of cards home per suit (C, D, H, S),
+/// with the rules of automatic moves the game is played under (every search and replay of the layout
+/// follows them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Layout {
     pub columns: Vec<Vec<Card>>,
     pub cells: Vec<Card>,
     pub foundations: [u8; 4],
+    pub autoplay: Autoplay,
 }
 
 impl Layout {
@@ -25,7 +29,14 @@ impl Layout {
             columns: crate::deal::deal(n)?.to_vec(),
             cells: vec![],
             foundations: [0; 4],
+            autoplay: Autoplay::Safe,
         })
+    }
+
+    /// This layout played under `autoplay`.
+    pub fn with_autoplay(mut self, autoplay: Autoplay) -> Layout {
+        self.autoplay = autoplay;
+        self
     }
 
     /// Check that the layout is a position of the full deck playable with `ncells` free cells.

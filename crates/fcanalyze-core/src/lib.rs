@@ -1,6 +1,7 @@
 //! fcanalyze's core: Microsoft FreeCell deals, the exact rules of play, canonical positions and the
 //! search engine. Plain Rust with no Python types; `fcanalyze-py` binds it as `fcanalyze._core`.
 
+mod autoplay;
 mod beam;
 mod card;
 mod cascade;
@@ -37,6 +38,7 @@ pub use card::{
 pub use deal::{deal, MAX_DEAL};
 
 // Positions and moves.
+pub use autoplay::Autoplay;
 pub use key::Key;
 pub use layout::{Layout, MAX_CELLS, NCOLS};
 pub use position::{Move, Origin, Position, FOUNDATION};

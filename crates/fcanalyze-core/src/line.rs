@@ -59,7 +59,9 @@ impl Recorder {
     }
 
     /// Finish the sorted position `cur` (every column in non-increasing rank order) by sending the lowest
-    /// card home each time, and return the whole line.
+    /// card home each time, and return the whole line. Under max autoplay a settled sorted position is
+    /// won already (its lowest card fits and is exposed, so it went home, and so on), so no card goes
+    /// home by hand.
     pub(crate) fn finish(
         mut self,
         cur: &mut Position,

@@ -1,7 +1,9 @@
 //! Standard solution notation (Solitaire Laboratory, FreeCell Pro, Freecell Solver's `-sn`): two
 //! characters per player move, `1`–`8` columns, `a`–`g` free cells (an eighth cell is `i`, since `h`
-//! is the foundations), `h` foundations. Automatic moves are not written. A move of several cards
-//! carries its count in parentheses, `36(3)`, so that moves into an empty column are unambiguous.
+//! is the foundations), `h` foundations. Automatic moves are not written: under max autoplay
+//! ([`crate::Autoplay::Max`]) that is every move to the foundations, so no `h` is ever written. A move
+//! of several cards carries its count in parentheses, `36(3)`, so that moves into an empty column are
+//! unambiguous.
 
 use crate::error::{Error, Result};
 use crate::outcome::SolutionMove;

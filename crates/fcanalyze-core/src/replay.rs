@@ -1,7 +1,9 @@
-//! An independent replay of a solution under SPEC §2, written apart from `position` (plain vectors, no
+//! An independent replay of a solution under SPEC §2 (or macroxue's automatic moves, as the layout
+//! says), written apart from `position` (plain vectors, no
 //! links, no keys) so that it shares nothing with the search's move generator. Every solution the core
 //! returns is checked by it; the Python checker (`fcanalyze.checker`) is a second, slower twin.
 
+use crate::autoplay::Autoplay;
 use crate::card::{self, Card, NONE};
 use crate::layout::Layout;
 use crate::outcome::SolutionMove;
@@ -18,6 +20,7 @@ struct Game {
     cols: Vec<Vec<Card>>,
     cells: Vec<Card>,
     found: [u8; 4],
+    autoplay: Autoplay,
 }
 
 fn place_name(p: u8) -> String {
@@ -34,11 +37,16 @@ impl Game {
         matches!(c % 4, 1 | 2)
     }
 
-    fn safe_auto(&self, c: Card) -> bool {
+    /// Whether `c` goes home automatically: it fits its foundation and, under the safe rules, both
+    /// opposite-colour foundations are high enough (SPEC §2).
+    fn auto_home(&self, c: Card) -> bool {
         let (r, s) = ((c / 4) as i32, (c % 4) as usize);
         let f = |x: usize| self.found[x] as i32;
         if f(s) != r {
             return false;
+        }
+        if self.autoplay == Autoplay::Max {
+            return true;
         }
         let opp: [usize; 2] = if Self::red(c) { [0, 3] } else { [1, 2] };
         let same = 3 - s; // clubs <-> spades, diamonds <-> hearts
@@ -49,11 +57,11 @@ impl Game {
     }
 
     fn any_auto(&self) -> bool {
-        self.cells.iter().any(|&c| c != NONE && self.safe_auto(c))
+        self.cells.iter().any(|&c| c != NONE && self.auto_home(c))
             || self
                 .cols
                 .iter()
-                .any(|col| col.last().is_some_and(|&c| self.safe_auto(c)))
+                .any(|col| col.last().is_some_and(|&c| self.auto_home(c)))
     }
 
     fn play(&mut self, m: &SolutionMove) -> Result<(), String> {
@@ -96,10 +104,11 @@ impl Game {
             _ => return Err(format!("cannot move from {}", place_name(mv.from))),
         };
         let first = moving[0];
-        if auto && (mv.to != FOUNDATION || !self.safe_auto(first)) {
+        if auto && (mv.to != FOUNDATION || !self.auto_home(first)) {
             return Err(format!(
-                "{} is marked automatic but is not a safe automatic move",
-                card::name(first)
+                "{} is marked automatic but is not an automatic move under {} autoplay",
+                card::name(first),
+                self.autoplay
             ));
         }
         match mv.to {
@@ -169,7 +178,8 @@ impl Game {
 }
 
 /// Replay `moves` from `layout` with `ncells` free cells: every move legal, automatic moves exactly those
-/// the safe rule makes (marked `auto`, all applied before the next player move), and the game won at the end.
+/// the layout's rules make (marked `auto`, all applied before the next player move; under
+/// [`Autoplay::Max`] no foundation move by hand), and the game won at the end.
 pub fn replay(layout: &Layout, ncells: usize, moves: &[SolutionMove]) -> Result<(), ReplayError> {
     let err = |index, reason: String| Err(ReplayError { index, reason });
     if let Err(e) = layout.validate(ncells) {
@@ -179,6 +189,7 @@ pub fn replay(layout: &Layout, ncells: usize, moves: &[SolutionMove]) -> Result<
         cols: layout.columns.clone(),
         cells: vec![NONE; ncells],
         found: layout.foundations,
+        autoplay: layout.autoplay,
     };
     g.cols.resize(8, Vec::new());
     for (i, &c) in layout.cells.iter().filter(|&&c| c != NONE).enumerate() {
@@ -188,8 +199,15 @@ pub fn replay(layout: &Layout, ncells: usize, moves: &[SolutionMove]) -> Result<
         g.cells[..layout.cells.len()].copy_from_slice(&layout.cells);
     }
     for (i, m) in moves.iter().enumerate() {
+        if !m.auto && m.mv.to == FOUNDATION && layout.autoplay == Autoplay::Max {
+            return err(
+                i,
+                "a foundation move by hand; under max autoplay cards go home only automatically"
+                    .into(),
+            );
+        }
         if !m.auto && g.any_auto() {
-            return err(i, "a safe automatic move was due before this move".into());
+            return err(i, "an automatic move was due before this move".into());
         }
         if let Err(reason) = g.play(m) {
             return err(i, reason);
@@ -198,7 +216,7 @@ pub fn replay(layout: &Layout, ncells: usize, moves: &[SolutionMove]) -> Result<
     if g.any_auto() {
         return err(
             moves.len(),
-            "a safe automatic move was due after the last move".into(),
+            "an automatic move was due after the last move".into(),
         );
     }
     if g.found != [13; 4] {

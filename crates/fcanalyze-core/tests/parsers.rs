@@ -102,7 +102,7 @@ proptest! {
         foundations in any::<[u8; 4]>(),
         ncells in 0usize..12,
     ) {
-        let layout = Layout { columns, cells, foundations };
+        let layout = Layout { columns, cells, foundations, ..Layout::default() };
         let _ = layout.validate(ncells);
     }
 

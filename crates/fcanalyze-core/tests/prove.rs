@@ -372,6 +372,7 @@ fn layered_proofs_count_what_the_prover_counts() {
             .collect(),
         cells: vec![],
         foundations: [9; 4],
+        ..Layout::default()
     };
     assert_eq!(
         prover.prove(&late, 0, limits(u64::MAX)).unwrap().outcome,

@@ -177,6 +177,7 @@ fn positions_other_than_deals() {
         columns: cols,
         cells: vec![],
         foundations: [0; 4],
+        ..Layout::default()
     };
     let r = solve_short(&sorted, 4, Limits::default()).unwrap();
     assert_eq!(r.outcome, Outcome::Solved);
@@ -190,6 +191,7 @@ fn positions_other_than_deals() {
         columns: vec![],
         cells: vec![],
         foundations: [13; 4],
+        ..Layout::default()
     };
     let r = solve_short(&won, 4, Limits::default()).unwrap();
     assert_eq!((r.outcome, r.player_moves()), (Outcome::Solved, 0));

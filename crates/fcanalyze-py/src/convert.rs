@@ -2,6 +2,7 @@
 //! the checks of plain arguments (deal numbers, cell counts, budgets, strategies), and results back as
 //! dicts, lists and columns. Only plain values cross.
 
+use fccore::Autoplay;
 use fccore::Classification;
 use fccore::{card_name, NONE};
 use fccore::{Budget, SearchResult, SolutionMove};
@@ -105,6 +106,17 @@ pub fn layout_from_source(source: &Bound<'_, PyAny>) -> PyResult<Layout> {
     } else {
         Layout::deal(deal_number(source)?).map_err(to_py)
     }
+}
+
+/// [`layout_from_source`] played under the automatic moves named `autoplay` (`"safe"` or `"max"`).
+pub fn layout_under(source: &Bound<'_, PyAny>, autoplay: &str) -> PyResult<Layout> {
+    let rules = parse_autoplay(autoplay)?;
+    Ok(layout_from_source(source)?.with_autoplay(rules))
+}
+
+/// The rules of automatic moves named `name` (`"safe"` or `"max"`); ValueError for any other name.
+pub fn parse_autoplay(name: &str) -> PyResult<Autoplay> {
+    Autoplay::parse(name).map_err(to_py)
 }
 
 pub fn deal_number(n: &Bound<'_, PyAny>) -> PyResult<u64> {

@@ -19,7 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use convert::{
-    check_cells, layout_from_dict, layout_from_source, limits, parse_strategy, result_dict,
+    check_cells, layout_from_dict, layout_under, limits, parse_autoplay, parse_strategy,
+    result_dict,
 };
 use engines::{ClassifyRun, Engines};
 use errors::{to_py, InternalError};
@@ -39,11 +40,12 @@ fn validate(layout: &Bound<'_, PyDict>, cells: i64) -> PyResult<()> {
     layout_from_dict(layout)?.validate(cells).map_err(to_py)
 }
 
-/// Search a deal (int) or a position (layout dict). With `strategy="prove"`, `max_memory_mb` bounds the
-/// prover's memory: past it the layered proof takes over (undecided if that runs out too); the proof
-/// runs on `threads` threads (a proof's count is the same whatever they are).
+/// Search a deal (int) or a position (layout dict) under the automatic moves `autoplay` (`"safe"`,
+/// SPEC §2, or `"max"`). With `strategy="prove"`, `max_memory_mb` bounds the prover's memory: past it
+/// the layered proof takes over (undecided if that runs out too); the proof runs on `threads` threads
+/// (a proof's count is the same whatever they are).
 #[pyfunction]
-#[pyo3(signature = (source, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", max_memory_mb=None, threads=1))]
+#[pyo3(signature = (source, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", max_memory_mb=None, threads=1, autoplay="safe"))]
 #[allow(clippy::too_many_arguments)]
 fn solve<'py>(
     py: Python<'py>,
@@ -54,18 +56,19 @@ fn solve<'py>(
     strategy: &str,
     max_memory_mb: Option<u64>,
     threads: usize,
+    autoplay: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     // strategy="short": a short winning line as players count moves (fccore::short).
     if strategy == "short" {
         let cells = check_cells(cells)?;
-        let layout = layout_from_source(source)?;
+        let layout = layout_under(source, autoplay)?;
         let limits = limits(max_positions, time_limit_ms)?;
         let r =
             interruptible(py, || fccore::solve_short(&layout, cells, limits))?.map_err(to_py)?;
         return result_dict(py, &r);
     }
     let cells = check_cells(cells)?;
-    let layout = layout_from_source(source)?;
+    let layout = layout_under(source, autoplay)?;
     let strategy = parse_strategy(strategy, "\"solve\", \"prove\" or \"short\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
     let r = interruptible(py, || {
@@ -82,9 +85,9 @@ fn solve<'py>(
 /// replayed by the core's independent replay before it is counted, whether or not it is returned.
 /// With `shorten_width` or `shorten_positions`, each line is shortened (`fccore::Shortener`, the
 /// other default taken from `SHORTEN_WIDTH` / `SHORTEN_POSITIONS`) before it is counted; `positions`
-/// and `elapsed_ms` stay the search's.
+/// and `elapsed_ms` stay the search's. `autoplay`: the automatic moves (`"safe"` or `"max"`).
 #[pyfunction]
-#[pyo3(signature = (deals, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", solutions=true, shorten_width=None, shorten_positions=None))]
+#[pyo3(signature = (deals, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", solutions=true, autoplay="safe", shorten_width=None, shorten_positions=None))]
 #[allow(clippy::too_many_arguments)]
 fn solve_deals<'py>(
     py: Python<'py>,
@@ -94,10 +97,12 @@ fn solve_deals<'py>(
     time_limit_ms: Option<u64>,
     strategy: &str,
     solutions: bool,
+    autoplay: &str,
     shorten_width: Option<usize>,
     shorten_positions: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cells = check_cells(cells)?;
+    let rules = parse_autoplay(autoplay)?;
     let strategy = parse_strategy(strategy, "\"solve\" or \"prove\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
     let shorten = (shorten_width.is_some() || shorten_positions.is_some())
@@ -109,7 +114,7 @@ fn solve_deals<'py>(
         deals
             .iter()
             .map(|&n| {
-                let layout = Layout::deal(n)?;
+                let layout = Layout::deal(n)?.with_autoplay(rules);
                 let mut r = engines.search(&layout, cells, strategy, limits)?;
                 if let Some((s, budget)) = shortener.as_mut() {
                     s.shorten_result(&layout, cells, &mut r, *budget)?;
@@ -144,9 +149,9 @@ fn shortening(
 /// A winning line (move dicts, automatic moves optional) from a deal or layout, shortened
 /// (`fccore::Shortener`: beams of `width` around the line, storing at most `max_positions` positions
 /// in all) and replayed by the core: never longer than the line given. Raises ValueError when the line
-/// does not win.
+/// does not win. `autoplay`: the automatic moves (`"safe"` or `"max"`).
 #[pyfunction]
-#[pyo3(signature = (source, cells, moves, width=None, max_positions=None))]
+#[pyo3(signature = (source, cells, moves, width=None, max_positions=None, autoplay="safe"))]
 fn shorten<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -154,9 +159,10 @@ fn shorten<'py>(
     moves: &Bound<'py, PyAny>,
     width: Option<usize>,
     max_positions: Option<u64>,
+    autoplay: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let cells = check_cells(cells)?;
-    let layout = layout_from_source(source)?;
+    let layout = layout_under(source, autoplay)?;
     let moves = convert::moves_from_list(moves)?;
     let budget = shortening(width, max_positions, Shortening::default())?;
     if let Err(e) = fccore::replay(&layout, cells, &moves) {
@@ -175,15 +181,18 @@ fn shorten<'py>(
 }
 
 /// Replay moves (dicts with from/to/count/auto) from a deal or layout with the core's independent
-/// replay; returns (ok, index of the first bad move or None, reason or None).
+/// replay, under the automatic moves `autoplay`; returns (ok, index of the first bad move or None,
+/// reason or None).
 #[pyfunction]
+#[pyo3(signature = (source, cells, moves, autoplay="safe"))]
 fn replay(
     source: &Bound<'_, PyAny>,
     cells: i64,
     moves: &Bound<'_, PyAny>,
+    autoplay: &str,
 ) -> PyResult<(bool, Option<usize>, Option<String>)> {
     let cells = check_cells(cells)?;
-    let layout = layout_from_source(source)?;
+    let layout = layout_under(source, autoplay)?;
     let moves = convert::moves_from_list(moves)?;
     Ok(match fccore::replay(&layout, cells, &moves) {
         Ok(()) => (true, None, None),
@@ -193,15 +202,17 @@ fn replay(
 
 /// The search's view of a position, for cross-checks: the automatic moves that settle it, the settled
 /// layout, and every move the search generates from there with its automatic moves and the layout it
-/// leads to: `(autos, layout, [(move, autos, layout), ...])`.
+/// leads to: `(autos, layout, [(move, autos, layout), ...])`, under the automatic moves `autoplay`.
 #[pyfunction]
+#[pyo3(signature = (source, cells, autoplay="safe"))]
 fn successors<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     cells: i64,
+    autoplay: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cells = check_cells(cells)?;
-    let layout = layout_from_source(source)?;
+    let layout = layout_under(source, autoplay)?;
     let (autos, settled, next) = engines::successors(&layout, cells).map_err(to_py)?;
     convert::successors_value(py, &autos, &settled, &next)
 }
@@ -228,11 +239,11 @@ fn parse_notation<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyLis
 /// `checkpoint_dir`: where a layered proof keeps resumable files (a classification killed in the middle
 /// of one goes on from its last checkpoint when called again with the same directory). `threads`: the
 /// threads of a layered proof (they share its memory; the count is the same whatever they are).
-/// Every line is shortened (beams of `shorten_width` storing at most `shorten_positions` positions a
-/// line; None: `CLASSIFY_SHORTEN_WIDTH` / `CLASSIFY_SHORTEN_POSITIONS`; `shorten_positions=0`: the
-/// lines as found).
+/// `autoplay`: the automatic moves (`"safe"` or `"max"`). The line with the least cells is shortened
+/// (beams of `shorten_width` storing at most `shorten_positions` positions; None:
+/// `CLASSIFY_SHORTEN_WIDTH` / `CLASSIFY_SHORTEN_POSITIONS`; `shorten_positions=0`: the line as found).
 #[pyfunction]
-#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None, threads=1, shorten_width=None, shorten_positions=None))]
+#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None, threads=1, autoplay="safe", shorten_width=None, shorten_positions=None))]
 #[allow(clippy::too_many_arguments)]
 fn classify<'py>(
     py: Python<'py>,
@@ -244,11 +255,12 @@ fn classify<'py>(
     max_memory_mb: Option<u64>,
     checkpoint_dir: Option<std::path::PathBuf>,
     threads: usize,
+    autoplay: &str,
     shorten_width: Option<usize>,
     shorten_positions: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let max_cells = check_cells(max_cells)?;
-    let layout = layout_from_source(source)?;
+    let layout = layout_under(source, autoplay)?;
     let base = limits(max_positions, time_limit_ms)?;
     let defaults = ClassifyLimits::default();
     let climits = ClassifyLimits {

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
+use crate::autoplay::Autoplay;
 use crate::error::Result;
 use crate::key::{pack, Key};
 use crate::layer::LAYERS;
@@ -124,16 +125,24 @@ pub(super) struct Checkpoint {
     pub(super) by_levels: Vec<LevelState>,
 }
 
+/// What a checkpoint must match to be resumed: the settled start, the cells, the rules of automatic
+/// moves (named only when not the default, so that checkpoints written before them still resume) and
+/// the bounds that shape the files.
 pub(super) fn identity(
     root: &Key,
     ncells: usize,
+    autoplay: Autoplay,
     max_memory: Option<usize>,
     flush: usize,
     b: &Bounds,
 ) -> String {
     let words: Vec<String> = pack(root).iter().map(|w| format!("{w:08x}")).collect();
+    let rules = match autoplay {
+        Autoplay::Safe => String::new(),
+        other => format!(" autoplay={other}"),
+    };
     format!(
-        "{} cells={ncells} memory={max_memory:?} flush={flush} kept={} stack={}",
+        "{} cells={ncells}{rules} memory={max_memory:?} flush={flush} kept={} stack={}",
         words.join(""),
         b.max_kept,
         b.max_stack_bytes

@@ -74,7 +74,14 @@ fn search_in(
     let rules = Rules::new(layout, ncells);
     let root = *p0.key();
     let flush_keys = flush_keys.max(1);
-    let ident = identity(&root, ncells, max_memory, flush_keys, &bounds);
+    let ident = identity(
+        &root,
+        ncells,
+        layout.autoplay,
+        max_memory,
+        flush_keys,
+        &bounds,
+    );
     let (dir, saved) = match resume {
         Some(path) => {
             let dir = SpillDir::at(path)?;

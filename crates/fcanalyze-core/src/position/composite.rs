@@ -89,7 +89,7 @@ impl Position {
             } else {
                 return true;
             };
-            if exposed != NONE && self.safe_auto(exposed) {
+            if exposed != NONE && self.auto_home(exposed) {
                 return false;
             }
             t = exposed;

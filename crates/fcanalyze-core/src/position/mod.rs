@@ -1,4 +1,4 @@
-//! A FreeCell position, its legal moves, the safe automatic moves and its canonical key (SPEC §2–§3).
+//! A FreeCell position, its legal moves, the automatic moves and its canonical key (SPEC §2–§3).
 //!
 //! Columns are kept as links between cards (`below`/`above`) so that moving a run of any length is O(1).
 //! The canonical key gives each card 3 bits saying where it lies: home, in a free cell, at the bottom of a
@@ -18,6 +18,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
+use crate::autoplay::Autoplay;
 use crate::card::{self, fits_on, opposite_suits, rank, suit, Card, NONE};
 use crate::error::Result;
 use crate::key::{
@@ -43,10 +44,12 @@ pub struct Move {
     pub count: u8,
 }
 
-/// What the key of a position is relative to: the card each card was first placed on.
+/// What the key of a position is relative to: the card each card was first placed on; and the rules of
+/// automatic moves of the search, which positions rebuilt from keys follow.
 #[derive(Clone, Debug)]
 pub struct Origin {
     under: [Card; 52],
+    max_auto: bool,
 }
 
 /// A position: columns, free cells and foundations, with its canonical key.
@@ -60,6 +63,9 @@ pub struct Position {
     ncells: u8,
     /// Whether `prefix` is kept (only the heuristic searches need it).
     track: bool,
+    /// Whether every card that fits its foundation goes home automatically ([`Autoplay::Max`]) rather
+    /// than only the safe ones (kept in the struct's padding: the position is no larger).
+    max_auto: bool,
     /// Per column card: the packed [`stats::ColumnStats`] of its column from the buried card up to it, and
     /// its height in the column (bits 40–44).
     prefix: [u64; 52],
@@ -94,7 +100,8 @@ impl Origin {
 }
 
 impl Position {
-    /// Build the position of a validated layout (not yet settled) and the origin its keys refer to.
+    /// Build the position of a validated layout (not yet settled) and the origin its keys refer to,
+    /// both under the layout's rules of automatic moves.
     pub fn from_layout(layout: &Layout, ncells: usize) -> Result<(Position, Origin)> {
         layout.validate(ncells)?;
         let mut p = Position {
@@ -105,11 +112,15 @@ impl Position {
             found: layout.foundations,
             ncells: ncells as u8,
             track: false,
+            max_auto: layout.autoplay == Autoplay::Max,
             prefix: [0; 52],
             col_of: [0; 52],
             key: [0; 3],
         };
-        let mut origin = Origin { under: [NONE; 52] };
+        let mut origin = Origin {
+            under: [NONE; 52],
+            max_auto: p.max_auto,
+        };
         for (i, col) in layout.columns.iter().enumerate() {
             let mut prev = NONE;
             for &c in col {
@@ -176,6 +187,7 @@ impl Position {
             found: [0; 4],
             ncells,
             track: false,
+            max_auto: origin.max_auto,
             prefix: [0; 52],
             col_of: [0; 52],
             key: *key,
@@ -240,6 +252,16 @@ impl Position {
         &self.key
     }
 
+    /// The rules of automatic moves this position is played under.
+    #[inline(always)]
+    pub fn autoplay(&self) -> Autoplay {
+        if self.max_auto {
+            Autoplay::Max
+        } else {
+            Autoplay::Safe
+        }
+    }
+
     #[inline(always)]
     pub fn ncells(&self) -> usize {
         self.ncells as usize
@@ -294,6 +316,7 @@ impl Position {
             columns: (0..NCOLS).map(|i| self.column(i)).collect(),
             cells: self.cells[..self.ncells as usize].to_vec(),
             foundations: self.found,
+            autoplay: self.autoplay(),
         }
     }
 

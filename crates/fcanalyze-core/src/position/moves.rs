@@ -1,5 +1,5 @@
 //! Move generation and application: the moves that lead to distinct canonical results, a move
-//! applied, the safe automatic moves, and moves told by their cards.
+//! applied, the automatic moves, and moves told by their cards.
 
 use crate::card::{self, fits_on, opposite_suits, rank, same_colour_other, suit, Card, NONE};
 use crate::key::{loc_of, LOC_BOTTOM, LOC_CELL, LOC_HOME};
@@ -36,14 +36,16 @@ pub(super) const RUN_PARENTS: [[u64; 16]; 52] = {
 };
 
 impl Position {
+    /// Whether card `c` goes home automatically under the position's rules: it fits its foundation and,
+    /// under the safe rules (SPEC §2), no card still in play could need it.
     #[inline(always)]
-    pub(super) fn safe_auto(&self, c: Card) -> bool {
+    pub(super) fn auto_home(&self, c: Card) -> bool {
         let r = rank(c);
         let s = suit(c);
         if self.found[s as usize] != r {
             return false;
         }
-        if r <= 1 {
+        if r <= 1 || self.max_auto {
             return true;
         }
         let (o1, o2) = opposite_suits(s);
@@ -51,7 +53,7 @@ impl Position {
         lo >= r || (lo + 1 >= r && self.found[same_colour_other(s) as usize] + 2 >= r)
     }
 
-    /// Apply the safe automatic moves until none applies, logging each one when asked.
+    /// Apply the automatic moves until none applies, logging each one when asked.
     #[inline]
     pub fn settle(&mut self, mut log: Option<&mut Vec<Move>>) {
         loop {
@@ -63,7 +65,7 @@ impl Position {
                         break;
                     }
                     let c = card::make(r, s);
-                    if self.above[c as usize] != NONE || !self.safe_auto(c) {
+                    if self.above[c as usize] != NONE || !self.auto_home(c) {
                         break;
                     }
                     // `c` is exposed: the top of a column or in a free cell.
@@ -114,7 +116,7 @@ impl Position {
 
     /// [`Position::apply`] then [`Position::settle`], for a settled position: the same result, with the
     /// automatic moves looked for only where the move may have made one possible. A move that sends no
-    /// card home leaves the foundations, so what may go home safely, as they were, and exposes one card
+    /// card home leaves the foundations, so what goes home automatically, as they were, and exposes one card
     /// only, the one it uncovers in its source column (a card moved stays exposed or covered as it was,
     /// and the destination's exposed card gets covered): unless that one may go home, nothing does.
     #[inline]
@@ -126,7 +128,7 @@ impl Position {
         } else {
             NONE
         };
-        if m.to == FOUNDATION || (uncovered != NONE && self.safe_auto(uncovered)) {
+        if m.to == FOUNDATION || (uncovered != NONE && self.auto_home(uncovered)) {
             self.settle(None);
         }
     }

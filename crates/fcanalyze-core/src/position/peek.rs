@@ -147,7 +147,7 @@ impl Position {
             if u == NONE {
                 empty += 1;
             } else {
-                if self.safe_auto(u) {
+                if self.auto_home(u) {
                     return None;
                 }
                 stats += self.prefix[u as usize] & STATS_COUNTS;

@@ -37,3 +37,10 @@ fn may_unstack_column_matches_the_walk() {
     }
     assert!(seen[0] > 1000 && seen[1] > 1000, "{seen:?}");
 }
+
+/// The rules flag lies in the position's padding: a position is as large as before it (the searches
+/// copy positions by the million).
+#[test]
+fn the_rules_flag_costs_no_space() {
+    assert_eq!(std::mem::size_of::<Position>(), 624);
+}

@@ -4,6 +4,7 @@
 //! keys are those of [`Position`](crate::position::Position) (the tests check that both give the same
 //! children everywhere).
 
+use crate::autoplay::Autoplay;
 use crate::card::{fits_on, make, rank, suit, Card, NONE};
 use crate::key::{
     gather_fields, key_shift, key_word, set_loc, Key, LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME,
@@ -37,7 +38,7 @@ pub struct Lean {
 }
 
 /// What the keys of one search refer to: the card each card was dealt on, and what the prover derives
-/// from it.
+/// from it; and the rules of automatic moves.
 #[derive(Clone)]
 pub struct Rules {
     /// The card under card `c` for each place code of `c` ([`NO`] when it lies on none).
@@ -46,6 +47,8 @@ pub struct Rules {
     /// card lies on its dealt card is not in order).
     unsorted: [u64; 3],
     ncells: u32,
+    /// Every card that fits its foundation goes home automatically ([`Autoplay::Max`]).
+    max_auto: bool,
 }
 
 /// The next card of each foundation as a mask (a full foundation gives a bit past the deck).
@@ -61,7 +64,8 @@ pub const NFEAT: usize = 5;
 const SUIT_CARDS: u64 = 0x1_1111_1111_1111;
 
 impl Rules {
-    /// The rules for positions of `layout` (the dealt cards) with `ncells` free cells.
+    /// The rules for positions of `layout` (the dealt cards, the automatic moves) with `ncells` free
+    /// cells.
     pub fn new(layout: &Layout, ncells: usize) -> Rules {
         let mut dealt = [NONE; 52];
         for col in &layout.columns {
@@ -92,6 +96,7 @@ impl Rules {
             under,
             unsorted,
             ncells: ncells as u32,
+            max_auto: layout.autoplay == Autoplay::Max,
         }
     }
 
@@ -184,7 +189,7 @@ impl Rules {
             let mut q = *p;
             q.lift(c, c);
             q.put_home(c);
-            q.settle();
+            q.settle(self.max_auto);
             f(&q);
         }
         // From the free cells.
@@ -199,14 +204,14 @@ impl Rules {
                 let mut q = *p;
                 q.lift(c, c);
                 q.onto(c, c, d);
-                q.settle();
+                q.settle(self.max_auto);
                 f(&q);
             }
             if nempty > 0 {
                 let mut q = *p;
                 q.lift(c, c);
                 q.put_empty(c, c);
-                q.settle();
+                q.settle(self.max_auto);
                 f(&q);
             }
         }
@@ -233,7 +238,7 @@ impl Rules {
                         let mut q = *p;
                         q.lift(x, t);
                         q.onto(x, t, d);
-                        q.settle();
+                        q.settle(self.max_auto);
                         f(&q);
                     }
                 }
@@ -254,7 +259,7 @@ impl Rules {
                         let mut q = *p;
                         q.lift(b, t);
                         q.put_empty(b, t);
-                        q.settle();
+                        q.settle(self.max_auto);
                         f(&q);
                     }
                     b = p.below[b as usize];
@@ -264,7 +269,7 @@ impl Rules {
                 let mut q = *p;
                 q.lift(t, t);
                 q.put_cell(t);
-                q.settle();
+                q.settle(self.max_auto);
                 f(&q);
             }
         }
@@ -379,10 +384,12 @@ impl Lean {
         set_loc(&mut self.key, c, LOC_HOME);
     }
 
+    /// Whether card `c`, which fits its foundation, goes home automatically: always under `max_auto`,
+    /// else when no card still in play could need it (SPEC §2).
     #[inline(always)]
-    fn safe_auto(&self, c: Card) -> bool {
+    fn auto_home(&self, c: Card, max_auto: bool) -> bool {
         let r = rank(c);
-        if r <= 1 {
+        if r <= 1 || max_auto {
             return true;
         }
         let s = suit(c);
@@ -391,9 +398,9 @@ impl Lean {
         lo >= r || (lo + 1 >= r && self.found[(3 - s) as usize] + 2 >= r)
     }
 
-    /// Apply the safe automatic moves until none applies (SPEC §2).
+    /// Apply the automatic moves until none applies (SPEC §2; every card that fits under `max_auto`).
     #[inline(always)]
-    fn settle(&mut self) {
+    fn settle(&mut self, max_auto: bool) {
         // Most positions have no foundation's next card exposed: a single test of a mask of the four
         // decides it.
         if (self.tops | self.cells) & self.next == 0 {
@@ -408,7 +415,7 @@ impl Lean {
                         break;
                     }
                     let c = make(r, s);
-                    if (self.tops | self.cells) & (1u64 << c) == 0 || !self.safe_auto(c) {
+                    if (self.tops | self.cells) & (1u64 << c) == 0 || !self.auto_home(c, max_auto) {
                         break;
                     }
                     self.lift(c, c);
