@@ -31,7 +31,8 @@ RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
 #: Configuration keys added after runs were made, per job, with the value those runs had: a run file
 #: without one is read as having it (so that it resumes and compares as before).
 ADDED_CONFIG: dict[str, dict[str, Any]] = {
-    "analyze": {"solutions": True, "autoplay": "safe"},
+    # Runs made before the lines were shortened: their lines as found (shorten_positions 0).
+    "analyze": {"solutions": True, "autoplay": "safe", "shorten_width": 10, "shorten_positions": 0},
     "verify": {"autoplay": "safe"},
 }
 
