@@ -6,8 +6,12 @@ from typing import Any, Literal
 
 __all__ = [
     "BYTES_PER_POSITION",
+    "CLASSIFY_SHORTEN_POSITIONS",
+    "CLASSIFY_SHORTEN_WIDTH",
     "MAX_CELLS",
     "MAX_DEAL",
+    "SHORTEN_POSITIONS",
+    "SHORTEN_WIDTH",
     "InternalError",
     "__version__",
     "classify",
@@ -15,6 +19,7 @@ __all__ = [
     "format_notation",
     "parse_notation",
     "replay",
+    "shorten",
     "solve",
     "solve_deals",
     "successors",
@@ -28,6 +33,12 @@ MAX_DEAL: int
 MAX_CELLS: int
 #: Bytes of memory per stored position (arena entry plus table slots at mean load).
 BYTES_PER_POSITION: int
+#: The shortening of lines in bulk (`solve_deals`): the beams' width and the positions stored a line.
+SHORTEN_WIDTH: int
+SHORTEN_POSITIONS: int
+#: The shortening of a classification's lines (`classify`), wider: a classification costs far more.
+CLASSIFY_SHORTEN_WIDTH: int
+CLASSIFY_SHORTEN_POSITIONS: int
 
 class InternalError(RuntimeError):
     """A broken invariant in the core: a bug, never bad input."""
@@ -71,9 +82,25 @@ def solve_deals(
     strategy: _Strategy = "solve",
     solutions: bool = True,
     autoplay: _Autoplay = "safe",
+    shorten_width: int | None = None,
+    shorten_positions: int | None = None,
 ) -> dict[str, list[Any]]:
     """Search many deals in one call; columns deal, outcome, positions, moves, elapsed_ms, exhausted
-    and, unless `solutions` is false, solution (every line is replayed by the core either way)."""
+    and, unless `solutions` is false, solution (every line is replayed by the core either way). With
+    `shorten_width` or `shorten_positions` (the other from `SHORTEN_WIDTH` / `SHORTEN_POSITIONS`), each
+    line is shortened before it is counted; positions and elapsed_ms stay the search's."""
+
+def shorten(
+    source: int | _Layout,
+    cells: int,
+    moves: list[_MoveDict],
+    width: int | None = None,
+    max_positions: int | None = None,
+    autoplay: _Autoplay = "safe",
+) -> list[_MoveDict]:
+    """A winning line (automatic moves included) made short by beams of `width` around it storing at
+    most `max_positions` positions (defaults `SHORTEN_WIDTH`, `SHORTEN_POSITIONS`), replayed: never
+    longer than the line given. ValueError if the line does not replay under `autoplay`."""
 
 def replay(
     source: int | _Layout, cells: int, moves: list[_MoveDict], autoplay: _Autoplay = "safe"
@@ -102,6 +129,8 @@ def classify(
     checkpoint_dir: str | os.PathLike[str] | None = None,
     threads: int = 1,
     autoplay: _Autoplay = "safe",
+    shorten_width: int | None = None,
+    shorten_positions: int | None = None,
 ) -> list[dict[str, Any]]:
     """Exact classification (SPEC §4): one dict per cell count searched, by cell count, shaped like
     `solve`'s result plus ``cells``. Short heuristic solves, then the lean prover just below the least
@@ -110,4 +139,6 @@ def classify(
     with what that memory holds, then the layered proof): a budget hit is ``undecided``, never
     ``unsolvable``. With `checkpoint_dir`, a layered proof keeps resumable files there: called again
     with the same directory after being killed, it goes on from its last checkpoint. `threads` share a
-    layered proof's work and memory (the results do not depend on them)."""
+    layered proof's work and memory (the results do not depend on them). Every line is shortened by beams
+    of `shorten_width` storing at most `shorten_positions` positions (None: `CLASSIFY_SHORTEN_WIDTH`,
+    `CLASSIFY_SHORTEN_POSITIONS`; positions 0: the lines as found)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 #: Deals proven unsolvable with 4 cells in 1..1,000,000 (Pringle & Fish; macroxue/freecell).
 KNOWN_UNSOLVABLE_1M: tuple[int, ...] = (11982, 146692, 186216, 455889, 495505, 512118, 517776, 781948)
 
@@ -19,6 +21,35 @@ NEAR_OPTIMAL_MEAN_MOVES = 25.5
 OPEN_CASES: dict[int, int] = {384243: 2, 138026: 3, 798194: 0}
 
 
+@dataclass(frozen=True)
+class CellCount:
+    """A published count of the deals of ``first..last`` that are solvable, or unsolvable, with ``cells``
+    free cells, and the deals it left open; the other count is what remains of the range."""
+
+    first: int
+    last: int
+    cells: int
+    solvable: int | None
+    unsolvable: int | None
+    open: tuple[int, ...]
+    source: str
+
+    def counts(self) -> dict[str, int]:
+        """Solvable, unsolvable and open, each given or derived from the range's size."""
+        total = self.last - self.first + 1 - len(self.open)
+        solvable = self.solvable if self.solvable is not None else total - (self.unsolvable or 0)
+        unsolvable = self.unsolvable if self.unsolvable is not None else total - solvable
+        return {"solvable": solvable, "unsolvable": unsolvable, "open": len(self.open)}
+
+
+#: S. Fish's exhaustive runs with fewer than 4 cells (SPEC §6), each with the deal it left undecided.
+CELL_COUNTS: tuple[CellCount, ...] = (
+    CellCount(1, 1_000_000, 0, 2_174, None, (798194,), "S. Fish, 0-cell lists"),
+    CellCount(1, 400_000, 2, 317_873, 82_126, (384243,), "S. Fish (2012)"),
+    CellCount(1, 1_000_000, 3, None, 6_398, (138026,), "S. Fish, 3-cell lists"),
+)
+
+
 def known_unsolvable_in(spans: list[tuple[int, int]]) -> list[int]:
     """The known 4-cell unsolvable deals (within 1..1,000,000) that fall in `spans`."""
     return [d for d in KNOWN_UNSOLVABLE_1M if any(a <= d <= b for a, b in spans)]
@@ -27,3 +58,8 @@ def known_unsolvable_in(spans: list[tuple[int, int]]) -> list[int]:
 def covers(spans: list[tuple[int, int]], first: int, last: int) -> bool:
     """True when the spans are exactly ``first..last``."""
     return spans == [(first, last)]
+
+
+def includes(spans: list[tuple[int, int]], first: int, last: int) -> bool:
+    """True when one of the spans holds all of ``first..last``."""
+    return any(a <= first and last <= b for a, b in spans)

@@ -8,7 +8,7 @@ its checksum is damaged: resuming, ``summary`` and ``manifest`` refuse it by nam
 by a resumed run. A run resumed in the same directory must have the same job, range and configuration
 (``--redo-undecided`` may raise the budgets, see `raised_budgets`); the configuration names the rules of
 automatic moves (``autoplay``), and a run file written before it did was made under the safe rules
-(`read` says so), so such a run resumes under them and under no other.
+(`ADDED_CONFIG`), so such a run resumes under them and under no other.
 """
 
 from __future__ import annotations
@@ -28,6 +28,13 @@ FORMAT = "fcanalyze-run/1"
 #: Budgets ``--redo-undecided`` may raise. They only cut a search short, so a deal that finishes within
 #: the smaller budget has the rows it would have had with the larger one from the start.
 RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
+#: Configuration keys added after runs were made, per job, with the value those runs had: a run file
+#: without one is read as having it (so that it resumes and compares as before).
+ADDED_CONFIG: dict[str, dict[str, Any]] = {
+    # Runs made before the lines were shortened: their lines as found (shorten_positions 0).
+    "analyze": {"solutions": True, "autoplay": "safe", "shorten_width": 10, "shorten_positions": 0},
+    "verify": {"autoplay": "safe"},
+}
 
 
 def path(out: Path) -> Path:
@@ -46,7 +53,8 @@ def read(out: Path) -> dict[str, Any] | None:
     if not isinstance(run, dict) or run.get("format") != FORMAT:
         raise ValueError(f"{p} is not an fcanalyze run manifest; use another --out directory")
     if isinstance(run.get("config"), dict):
-        run["config"].setdefault("autoplay", "safe")
+        for key, value in ADDED_CONFIG.get(str(run.get("job")), {}).items():
+            run["config"].setdefault(key, value)
     return run
 
 

@@ -158,6 +158,8 @@ def classify(
     max_memory_mb: int | None = None,
     checkpoint_dir: Path | None = None,
     threads: int = 1,
+    shorten_width: int | None = None,
+    shorten_positions: int | None = None,
 ) -> Classification:
     """Find the least number of free cells (0..`max_cells`) that solves `deal`, proven (SPEC §4).
 
@@ -170,7 +172,9 @@ def classify(
     layered proof take over before giving up).
     Every solution is replayed by the independent checker. With `checkpoint_dir`, a layered proof
     keeps resumable files there (a killed classification goes on from its last checkpoint). `threads`
-    share a layered proof's work and memory (the results do not depend on them)."""
+    share a layered proof's work and memory (the results do not depend on them). Every line is shortened
+    in the core within `shorten_width` and `shorten_positions` (None: the core's defaults; positions 0:
+    the lines as found)."""
     layout = deal_layout(deal)
     lower, upper = 0, None
     searches: list[Result] = []
@@ -182,6 +186,8 @@ def classify(
         max_memory_mb=max_memory_mb,
         checkpoint_dir=checkpoint_dir,
         threads=threads,
+        shorten_width=shorten_width,
+        shorten_positions=shorten_positions,
     )
     for r in found:
         result = Result(deal=deal, **r)

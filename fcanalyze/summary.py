@@ -75,8 +75,9 @@ def summarize(out: Path) -> dict[str, Any]:
     stats["deals"] = run["deals"]
     stats.update(_search_figures(searches))
     if run["job"] == "analyze":
-        stats.update(_deal_figures(shards.read_table(out, "deals")))
-        stats["published"] = _published_analyze(spans, stats, run)
+        deals = shards.read_table(out, "deals")
+        stats.update(_deal_figures(deals))
+        stats["published"] = _published_analyze(spans, stats, run, deals)
     else:
         stats.update(_outcome_figures(searches))
         stats["published"] = _published_unsolvable(spans, stats) + _published_moves(stats)
@@ -175,38 +176,80 @@ def _value_counts(arr: pa.ChunkedArray) -> tuple[list[Any], list[int]]:
 
 
 def _published_analyze(
-    spans: list[tuple[int, int]], stats: dict[str, Any], run: dict[str, Any]
+    spans: list[tuple[int, int]], stats: dict[str, Any], run: dict[str, Any], deals: pa.Table
 ) -> list[dict]:
+    if not stats["complete"]:
+        return []
     out: list[dict[str, Any]] = []
-    if published.covers(spans, 1, 32000) and stats["complete"]:
-        ours = dict(stats["min_cells"])
-        if run["config"]["max_cells"] < 5:
-            # 11982-like deals are only bounded below by 5 when the search stops at 4 cells.
-            ours[5] = ours.get(5, 0) + stats["classes"]["unsolvable"]
-        bounds = [_bounds_of(b) for b in stats.get("open_bounds", {})]
-        counts = list(stats.get("open_bounds", {}).values())
-        cells_open = {
-            k: sum(n for (lo, hi), n in zip(bounds, counts, strict=True) if lo <= k <= hi)
-            for k in published.MIN_CELLS_32K
-        }
-        undecided = [tuple(b) for b in stats.get("undecided_bounds", {}).values()]
-        classes_open = {
-            c: sum(1 for lo, hi in undecided if any(lo <= k <= (MAX_CELLS if hi is None else hi) for k in ks))
-            for c, ks in CLASS_CELLS.items()
-        }
-        out.append(
-            {
-                "what": "min cells, deals 1-32,000 (T. Pringle)",
-                "rows": _compare(ours, published.MIN_CELLS_32K, cells_open),
-            }
-        )
-        out.append(
-            {
-                "what": "classes, deals 1-32,000",
-                "rows": _compare(stats["classes"], published.CLASSES_32K, classes_open),
-            }
-        )
+    if published.includes(spans, 1, 32000):
+        part = stats
+        if not published.covers(spans, 1, 32000):
+            part = _deal_figures(deals.filter(pc.less_equal(deals["deal"], 32000)))
+        out += _published_32k(part, run)
+    for published_count in published.CELL_COUNTS:
+        if published.includes(spans, published_count.first, published_count.last):
+            out.append(_published_cells(published_count, deals))
     return out + _published_unsolvable(spans, stats)
+
+
+def _published_32k(stats: dict[str, Any], run: dict[str, Any]) -> list[dict[str, Any]]:
+    """T. Pringle's minimum cells and the classes over 1-32,000, against ``stats`` of those deals."""
+    ours = dict(stats["min_cells"])
+    if run["config"]["max_cells"] < 5:
+        # 11982-like deals are only bounded below by 5 when the search stops at 4 cells.
+        ours[5] = ours.get(5, 0) + stats["classes"]["unsolvable"]
+    bounds = [_bounds_of(b) for b in stats.get("open_bounds", {})]
+    counts = list(stats.get("open_bounds", {}).values())
+    cells_open = {
+        k: sum(n for (lo, hi), n in zip(bounds, counts, strict=True) if lo <= k <= hi)
+        for k in published.MIN_CELLS_32K
+    }
+    undecided = [tuple(b) for b in stats.get("undecided_bounds", {}).values()]
+    classes_open = {
+        c: sum(1 for lo, hi in undecided if any(lo <= k <= (MAX_CELLS if hi is None else hi) for k in ks))
+        for c, ks in CLASS_CELLS.items()
+    }
+    return [
+        {
+            "what": "min cells, deals 1-32,000 (T. Pringle)",
+            "rows": _compare(ours, published.MIN_CELLS_32K, cells_open),
+        },
+        {
+            "what": "classes, deals 1-32,000",
+            "rows": _compare(stats["classes"], published.CLASSES_32K, classes_open),
+        },
+    ]
+
+
+def _published_cells(count: published.CellCount, deals: pa.Table) -> dict[str, Any]:
+    """Our deals of ``count``'s range proven solvable with its cells (a solution with at most that many)
+    and proven unsolvable (a proof with at least that many), against the published counts; then what
+    we know of each deal the publication left open."""
+    k = count.cells
+    inside = deals.filter(
+        pc.and_(pc.greater_equal(deals["deal"], count.first), pc.less_equal(deals["deal"], count.last))
+    )
+    upper, lower = inside["min_cells_upper"], inside["min_cells_lower"]
+    solvable = int(pc.sum(pc.fill_null(pc.less_equal(upper, k), False)).as_py() or 0)
+    unsolvable = int(pc.sum(pc.greater(lower, k)).as_py() or 0)
+    undecided = inside.num_rows - solvable - unsolvable
+    theirs = count.counts()
+    rows = _compare(
+        {"solvable": solvable, "unsolvable": unsolvable},
+        {"solvable": theirs["solvable"], "unsolvable": theirs["unsolvable"]},
+        {"solvable": undecided, "unsolvable": undecided},
+    )
+    known = {d: (lo, hi) for d, lo, hi in zip(*(inside[c].to_pylist() for c in _BOUNDS), strict=True)}
+    for deal in count.open:
+        lo, hi = known.get(deal, (0, None))
+        ours = "solvable" if hi is not None and hi <= k else "unsolvable" if lo > k else "open"
+        rows.append({"key": f"deal {deal}", "ours": ours, "published": "open", "match": None})
+    where = f"{count.first:,}-{count.last:,}"
+    return {"what": f"{k} free cell{'s' if k != 1 else ''}, deals {where} ({count.source})", "rows": rows}
+
+
+#: The columns of a deal and its proven bounds on the minimum of cells.
+_BOUNDS = ("deal", "min_cells_lower", "min_cells_upper")
 
 
 #: The minimum cells each class holds (SPEC §4; unsolvable: more than 4).

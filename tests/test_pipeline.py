@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 import psutil
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import fcanalyze_command, run_cli, sigint_as_in_a_terminal
 
-from fcanalyze import _core, games, journal, replay, runfile, runner, shards, summary
+from fcanalyze import _core, games, journal, published, replay, runfile, runner, shards, summary
 from fcanalyze.engines import SerialEngine, Task
 from fcanalyze.jobs import analyze as analyze_job
 from fcanalyze.records import SCHEMA_VERSION
@@ -294,6 +295,27 @@ def test_a_crashed_worker_is_replaced(reference, tmp_path):
     assert_same_tables(reference, out)
 
 
+def test_tables_without_solutions_keep_lengths_and_resume(tmp_path):
+    """``--no-solutions`` stores each solution's length but not its moves, is part of the configuration
+    (a resume with solutions is refused), and a run file made before the option resumes as a run with
+    solutions."""
+    out = tmp_path / "lean"
+    assert analyze(out, "--no-solutions", "--workers", "1", range_text="1-8").returncode == 0
+    deals = pd.read_parquet(out / "deals")
+    assert deals["solution"].isna().all() and (deals["moves"] > 0).all()
+    assert json.loads((out / "run.json").read_text())["config"]["solutions"] is False
+    r = analyze(out, range_text="1-8")
+    assert r.returncode == 2 and "solutions False -> True" in r.stderr
+    full = tmp_path / "full"
+    assert analyze(full, "--workers", "1", range_text="1-8").returncode == 0
+    assert pd.read_parquet(full / "deals")["solution"].notna().all()
+    run = json.loads((full / "run.json").read_text())
+    del run["config"]["solutions"]  # as a run made before the option wrote it
+    (full / "run.json").write_text(json.dumps(run))
+    r = analyze(full, range_text="1-8")
+    assert r.returncode == 0 and "1 already done" in r.stdout, r.stderr
+
+
 @pytest.mark.slow
 def test_changed_configuration_is_refused(reference, tmp_path):
     out = tmp_path / "cfg"
@@ -463,6 +485,37 @@ def test_published_counts_within_the_open_deals_are_not_differences():
     rows = summary._compare({1: 5, 2: 10, 3: 4}, {1: 7, 2: 14, 3: 4}, {1: 3, 2: 3})
     assert [summary.verdict(r) for r in rows] == ["within 3 open deals", "DIFFERS", "match"]
     assert summary._bounds_of("2-?") == (2, 8) and summary._bounds_of("1-2") == (1, 2)
+
+
+def test_published_cell_counts_count_proven_bounds_and_report_the_open_deals():
+    """S. Fish's counts with fewer cells compare with the deals proven solvable (a solution with at most
+    that many cells) and proven unsolvable (a proof with at least that many); the deal the publication
+    left open says what we proved of it."""
+    two = next(c for c in published.CELL_COUNTS if c.cells == 2)
+    assert two.counts() == {"solvable": 317_873, "unsolvable": 82_126, "open": 1}
+    assert next(c for c in published.CELL_COUNTS if c.cells == 0).counts()["unsolvable"] == 997_825
+    count = published.CellCount(1, 6, 2, 3, None, (4,), "a test")
+    deals = pa.table(
+        {
+            "deal": [1, 2, 3, 4, 5, 6],
+            # 1, 2 solvable with 2; 3 proven to need 3; 4 solved with 2 (was open); 5 bounds 1-3; 6 needs 4
+            "min_cells_lower": pa.array([0, 2, 3, 1, 1, 4], pa.int8()),
+            "min_cells_upper": pa.array([1, 2, 3, 2, 3, None], pa.int8()),
+        }
+    )
+    block = summary._published_cells(count, deals)
+    rows = {r["key"]: r for r in block["rows"]}
+    assert (rows["solvable"]["ours"], rows["solvable"]["published"]) == (3, 3)
+    assert (rows["unsolvable"]["ours"], rows["unsolvable"]["published"]) == (2, 2)
+    assert summary.verdict(rows["unsolvable"]) == "match"
+    assert rows["deal 4"]["ours"] == "solvable" and rows["deal 4"]["published"] == "open"
+    wider = published.CellCount(1, 6, 2, 4, None, (), "a test")
+    rows = {r["key"]: r for r in summary._published_cells(wider, deals)["rows"]}
+    assert summary.verdict(rows["solvable"]) == "within 1 open deals"
+    fewer = published.CellCount(1, 6, 2, None, 1, (), "a test")
+    rows = {r["key"]: r for r in summary._published_cells(fewer, deals)["rows"]}
+    assert summary.verdict(rows["unsolvable"]) == "DIFFERS"
+    assert published.includes([(1, 1_000_000)], 1, 400_000) and not published.includes([(2, 9)], 1, 5)
 
 
 def test_bad_ranges_and_options(tmp_path):

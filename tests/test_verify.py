@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 from conftest import run_cli
 
+from fcanalyze import _core
+
 RANGE = "11975-11990"
 
 
@@ -59,3 +61,28 @@ def test_bad_expected_file(tmp_path):
     r = verify(tmp_path / "v", "--expected", str(expected))
     assert r.returncode == 2
     assert "line 2" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_lines_are_shortened_within_the_recorded_budget(tmp_path):
+    """The verify job's moves are those of the shortened lines; run.json and the table's metadata record
+    the shortening, and a directory made with one setting refuses another."""
+    from fcanalyze import runfile, runner
+    from fcanalyze.engines import SerialEngine
+    from fcanalyze.jobs import verify as verify_job
+
+    def run(out, **budget):
+        return runner.run("verify", [(1, 12)], out, SerialEngine(), verify_job.config(shard_size=6, **budget))
+
+    short, long = tmp_path / "short", tmp_path / "long"
+    run(short)
+    run(long, shorten_positions=1)
+    cfg = runfile.read(short)["config"]
+    assert (cfg["shorten_width"], cfg["shorten_positions"]) == (
+        _core.SHORTEN_WIDTH,
+        _core.SHORTEN_POSITIONS,
+    )
+    a, b = pd.read_parquet(short / "searches"), pd.read_parquet(long / "searches")
+    assert (a["outcome"] == "solved").all() and (a["positions"] == b["positions"]).all()
+    assert (a["moves"] <= b["moves"]).all() and a["moves"].sum() * 3 < b["moves"].sum() * 2
+    with pytest.raises(ValueError):
+        run(short, shorten_width=3)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fcanalyze import runner, shards
+from fcanalyze import _core, runner, shards
 from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.guard import Command
 from fcanalyze.cli.inputs import output_directory
@@ -88,6 +88,21 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     help="Threads of each layered proof, sharing its --max-memory (default: the cores each worker has "
     "to itself; no result depends on them).",
 )
+@click.option(
+    "--solutions/--no-solutions",
+    default=True,
+    show_default=True,
+    help="Store each deal's solution in the deals table; without, only its length (each is replayed all "
+    "the same; `fcanalyze solve DEAL --cells N` prints one). For tables too large to keep the moves.",
+)
+@click.option(
+    "--shorten-positions",
+    type=click.IntRange(0),
+    default=None,
+    help="Positions the shortening of each deal's line may store (default "
+    f"{_core.CLASSIFY_SHORTEN_POSITIONS:,}; 0: the lines as the searches found them, as in runs made "
+    "before lines were shortened, which resume only so).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(
     range_text: str,
@@ -102,6 +117,8 @@ def analyze(
     max_memory_mb: int,
     redo_undecided: bool,
     threads: int | None,
+    solutions: bool,
+    shorten_positions: int | None,
     quiet: bool,
 ) -> None:
     """Find the exact minimum number of free cells of every deal in RANGE (e.g. 1-32000, 617,
@@ -118,7 +135,15 @@ def analyze(
     try:
         spans = parse_range(range_text)
         config = analyze_job.config(
-            max_cells, max_positions or DEFAULT_MAX_POSITIONS, time_limit_ms, shard_size, max_memory_mb
+            max_cells,
+            max_positions or DEFAULT_MAX_POSITIONS,
+            time_limit_ms,
+            shard_size,
+            max_memory_mb,
+            solutions,
+            shorten_positions=(
+                _core.CLASSIFY_SHORTEN_POSITIONS if shorten_positions is None else shorten_positions
+            ),
         )
     except ValueError as e:
         raise BadInput(str(e)) from None

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fcanalyze import records, shards
+from fcanalyze import _core, records, shards
 from fcanalyze.engines import Report, Task
 from fcanalyze.jobs import CORE_MAX, MAX_MEMORY_MB, MAX_SHARD_SIZE, Job, check_bound, task_deals
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS, classify
@@ -36,22 +36,33 @@ def config(
     time_limit_ms: int | None = None,
     shard_size: int = shards.DEFAULT_SIZE,
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    solutions: bool = True,
+    shorten_width: int = _core.CLASSIFY_SHORTEN_WIDTH,
+    shorten_positions: int = _core.CLASSIFY_SHORTEN_POSITIONS,
 ) -> dict[str, Any]:
-    """The configuration of an ``analyze`` run (everything that changes its tables)."""
+    """The configuration of an ``analyze`` run (everything that changes its tables). Without
+    `solutions` the deals table keeps each solution's length but not its moves (every solution is still
+    replayed before its length is stored). The line with the least cells is shortened within
+    `shorten_width` and `shorten_positions` (positions 0: the line as found)."""
     if not 0 <= max_cells <= 8:
         raise ValueError(f"--max-cells {max_cells} is out of range (0 to 8)")
     check_bound("--max-positions", max_positions, 1, CORE_MAX)
     check_bound("--time-limit", time_limit_ms, 1, CORE_MAX)
     check_bound("--shard-size", shard_size, 1, MAX_SHARD_SIZE)
     check_bound("--max-memory", max_memory_mb, 64, MAX_MEMORY_MB)
+    check_bound("shorten_width", shorten_width, 1, CORE_MAX)
+    check_bound("shorten_positions", shorten_positions, 0, CORE_MAX)
     return {
         "max_cells": max_cells,
         "max_positions": max_positions,
         "time_limit_ms": time_limit_ms,
         "shard_size": shard_size,
         "max_memory_mb": max_memory_mb,
+        "solutions": solutions,
         # The rules of automatic moves: classification is under SPEC §2's (recorded with the tables).
         "autoplay": "safe",
+        "shorten_width": shorten_width,
+        "shorten_positions": shorten_positions,
     }
 
 
@@ -74,12 +85,17 @@ def classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, threads
         max_memory_mb=cfg["max_memory_mb"],
         checkpoint_dir=checkpoint,
         threads=threads,
+        shorten_width=cfg["shorten_width"],
+        shorten_positions=cfg["shorten_positions"],
     )
     if checkpoint is not None and not _layered_checkpoint(checkpoint):
         # Each layered proof that decided removed its files; one that ran out of a budget (disk, positions,
         # time) left them, for --redo-undecided to go on from its checkpoint.
         shutil.rmtree(checkpoint, ignore_errors=True)
-    return {"deal": deal, "deals": records.deal_row(c), "searches": records.search_rows(c)}
+    row = records.deal_row(c)
+    if not cfg.get("solutions", True):
+        row["solution"] = None
+    return {"deal": deal, "deals": row, "searches": records.search_rows(c)}
 
 
 def order(task: Task, resumed: dict[int, Any]) -> list[int]:

@@ -3,7 +3,10 @@ unless a budget runs out) in the ``searches`` table, and the ``unsolvable`` tabl
 unsolvable. A shard resumes whole (the job journals nothing).
 
 Each block of deals is one call into the core, which returns columns, and its rows go into the table
-as columns: no Python object per deal. Every solution is replayed by the core's independent replay
+as columns: no Python object per deal. Each solver's line is shortened in the core (``shorten.rs``:
+narrow beams around the line, within a budget of positions a line recorded in the configuration, so
+that a resumed run shortens alike) and the table's ``moves`` are the short line's; ``positions`` and
+``elapsed_ms`` stay the search's. Every line is replayed by the core's independent replay
 (``replay.rs``, which shares nothing with the search's move generator) before it is counted; this job
 keeps no line, so it has no line to replay again in Python.
 """
@@ -30,25 +33,32 @@ def config(
     time_limit_ms: int | None = None,
     shard_size: int = shards.DEFAULT_SIZE,
     autoplay: str = "safe",
+    shorten_width: int = _core.SHORTEN_WIDTH,
+    shorten_positions: int = _core.SHORTEN_POSITIONS,
 ) -> dict[str, Any]:
-    """The configuration of a ``verify`` run: the budgets of each deal's search, and its rules of
-    automatic moves (``"safe"`` or ``"max"``)."""
+    """The configuration of a ``verify`` run: the budgets of each deal's search, its rules of automatic
+    moves (``"safe"`` or ``"max"``) and the budget of the shortening of each line (the beams' width
+    and the positions they store a line)."""
     if autoplay not in ("safe", "max"):
         raise ValueError(f"--autoplay {autoplay!r} is not one of 'safe', 'max'")
     check_bound("--max-positions", max_positions, 1, CORE_MAX)
     check_bound("--time-limit", time_limit_ms, 1, CORE_MAX)
     check_bound("--shard-size", shard_size, 1, MAX_SHARD_SIZE)
+    check_bound("shorten_width", shorten_width, 1, CORE_MAX)
+    check_bound("shorten_positions", shorten_positions, 1, CORE_MAX)
     return {
         "max_positions": max_positions,
         "time_limit_ms": time_limit_ms,
         "shard_size": shard_size,
         "autoplay": autoplay,
+        "shorten_width": shorten_width,
+        "shorten_positions": shorten_positions,
     }
 
 
 def _search_chunk(deals: list[int], cfg: dict[str, Any]) -> dict[str, list[Any]]:
     """The core's columns of the 4-cell searches of `deals`: the solver's complete best-first search,
-    which ends in a solution or, having stored every reachable position, in a proof."""
+    which ends in a solution (shortened) or, having stored every reachable position, in a proof."""
     return _core.solve_deals(
         deals,
         CELLS,
@@ -56,6 +66,8 @@ def _search_chunk(deals: list[int], cfg: dict[str, Any]) -> dict[str, list[Any]]
         time_limit_ms=cfg["time_limit_ms"],
         solutions=False,
         autoplay=cfg.get("autoplay", "safe"),
+        shorten_width=cfg["shorten_width"],
+        shorten_positions=cfg["shorten_positions"],
     )
 
 

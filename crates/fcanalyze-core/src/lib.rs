@@ -24,6 +24,7 @@ mod prover;
 mod queue;
 mod replay;
 mod short;
+mod shorten;
 mod solver;
 mod store;
 
@@ -48,6 +49,7 @@ pub use interrupt::{clear as clear_interrupt, count as interrupts, raise as inte
 pub use limits::Limits;
 pub use outcome::{Budget, Outcome, SearchResult, SolutionMove};
 pub use short::{solve_short, ShortSolver};
+pub use shorten::{shorten, Shortener, Shortening};
 pub use solver::{Dive, Solver, Strategy};
 pub use store::BYTES_PER_POSITION;
 
@@ -62,7 +64,9 @@ pub use notation::{format as format_line, format_move, parse as parse_line};
 pub use replay::replay;
 
 // Classification.
-pub use classify::{classify, Classification, Classifier, ClassifyLimits};
+pub use classify::{
+    classify, Classification, Classifier, ClassifyLimits, SHORTEN as CLASSIFY_SHORTEN,
+};
 
 /// For the lab (`crates/fcanalyze-lab`) and the benches only: experiment entry points that are not
 /// part of the product's API.

@@ -67,7 +67,7 @@ pub fn features(p: &Position) -> [i32; NF] {
 
 /// The part of the features that depends on column `col` alone (0, 1, 2, 4, 7, 9, 10 and 11).
 #[inline]
-fn column_features(p: &Position, col: usize) -> [i32; NF] {
+pub(crate) fn column_features(p: &Position, col: usize) -> [i32; NF] {
     let mut f = [0i32; NF];
     let max = p.autoplay() == Autoplay::Max;
     let mut buf = [NONE; 52];
@@ -126,7 +126,7 @@ fn column_features(p: &Position, col: usize) -> [i32; NF] {
 /// Add the features that do not come from single columns: the free cells (2, 3, 5, 8) and, when
 /// `depth`, the depth of the next cards (6).
 #[inline]
-fn global_features(p: &Position, f: &mut [i32; NF], depth: bool) {
+pub(crate) fn global_features(p: &Position, f: &mut [i32; NF], depth: bool) {
     let found = p.foundations();
     for slot in 0..p.ncells() {
         let c = p.cell(slot);
@@ -217,7 +217,7 @@ fn estimate(w: &[i32; NF], f: &[i32; NF]) -> u32 {
 const NPRIORITIES: usize = 1 << 16;
 
 /// Player moves that finish a sorted position by sending the lowest card home each time.
-fn finish_cost(p: &Position, origin: &Origin) -> u32 {
+pub(crate) fn finish_cost(p: &Position, origin: &Origin) -> u32 {
     let mut q = *p;
     let mut n = 0;
     while !q.is_won() {

@@ -36,6 +36,7 @@ fn limits_from_env() -> ClassifyLimits {
         start: env("START", d.start),
         short_prover: env("SHORT_PROVER", 0u8) == 1,
         beams: if env("BEAMS", 1u8) == 1 { d.beams } else { &[] },
+        shorten: d.shorten,
     }
 }
 

@@ -10,6 +10,7 @@
 //! - `classify-range FIRST LAST [THREADS] [MAX_CELLS]`: exact classification of a range with threads.
 //! - `lean DEAL CELLS [CAP] [old]`: prover measurements (`LAYERED=1` for the layered proof).
 //! - `short A B [CELLS]`: short winning lines: moves and time per deal.
+//! - `shorten A B [CELLS]`: the fast solver's lines shortened: moves before and after, CPU time.
 //! - `tune START END STEP CELLS`: solve a sample of deals with other weights or dives.
 //! - `beam DEAL CELLS WIDTH [MAX_POSITIONS]`: one beam search.
 //! - `layerbeam DEAL CELLS WIDTH LAYER_CAP [MAX_POSITIONS]`: one layer beam.
@@ -26,6 +27,7 @@ mod lean;
 mod probe;
 mod range;
 mod short;
+mod shorten;
 mod solvecheck;
 mod tune;
 
@@ -43,6 +45,7 @@ const COMMANDS: &[(&str, &str, Driver)] = &[
     ),
     ("lean", "DEAL CELLS [CAP] [old]", lean::run),
     ("short", "A B [CELLS]", short::run),
+    ("shorten", "A B [CELLS]", shorten::run),
     ("tune", "START END STEP CELLS", tune::run),
     ("beam", "DEAL CELLS WIDTH [MAX_POSITIONS]", beam::run),
     (

@@ -14,6 +14,7 @@ use fccore::ClassifyLimits;
 use fccore::Error;
 use fccore::SearchResult;
 use fccore::{Layout, MAX_CELLS};
+use fccore::{Shortener, Shortening};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -82,9 +83,11 @@ fn solve<'py>(
 /// `moves` (player moves of the solution, 0 when not solved), `elapsed_ms`, `exhausted` (the budget
 /// that ran out, or None) and, unless `solutions` is false, `solution` (notation). Every solution is
 /// replayed by the core's independent replay before it is counted, whether or not it is returned.
-/// `autoplay`: the automatic moves (`"safe"` or `"max"`).
+/// With `shorten_width` or `shorten_positions`, each line is shortened (`fccore::Shortener`, the
+/// other default taken from `SHORTEN_WIDTH` / `SHORTEN_POSITIONS`) before it is counted; `positions`
+/// and `elapsed_ms` stay the search's. `autoplay`: the automatic moves (`"safe"` or `"max"`).
 #[pyfunction]
-#[pyo3(signature = (deals, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", solutions=true, autoplay="safe"))]
+#[pyo3(signature = (deals, cells=4, max_positions=10_000_000, time_limit_ms=None, strategy="solve", solutions=true, autoplay="safe", shorten_width=None, shorten_positions=None))]
 #[allow(clippy::too_many_arguments)]
 fn solve_deals<'py>(
     py: Python<'py>,
@@ -95,23 +98,86 @@ fn solve_deals<'py>(
     strategy: &str,
     solutions: bool,
     autoplay: &str,
+    shorten_width: Option<usize>,
+    shorten_positions: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cells = check_cells(cells)?;
     let rules = parse_autoplay(autoplay)?;
     let strategy = parse_strategy(strategy, "\"solve\" or \"prove\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
+    let shorten = (shorten_width.is_some() || shorten_positions.is_some())
+        .then(|| shortening(shorten_width, shorten_positions, Shortening::default()))
+        .transpose()?;
     let results = interruptible(py, || -> Result<Vec<SearchResult>, Error> {
         let mut engines = Engines::default();
+        let mut shortener = shorten.map(|budget| (Shortener::new(), budget));
         deals
             .iter()
             .map(|&n| {
                 let layout = Layout::deal(n)?.with_autoplay(rules);
-                engines.search(&layout, cells, strategy, limits)
+                let mut r = engines.search(&layout, cells, strategy, limits)?;
+                if let Some((s, budget)) = shortener.as_mut() {
+                    s.shorten_result(&layout, cells, &mut r, *budget)?;
+                }
+                Ok(r)
             })
             .collect()
     })?;
     let results = results.map_err(to_py)?;
     convert::result_columns(py, &deals, &results, solutions)
+}
+
+/// A shortening budget: `width` and `max_positions`, each `default`'s when None.
+fn shortening(
+    width: Option<usize>,
+    max_positions: Option<u64>,
+    default: Shortening,
+) -> PyResult<Shortening> {
+    let s = Shortening {
+        width: width.unwrap_or(default.width),
+        max_positions: max_positions.unwrap_or(default.max_positions),
+        ..default
+    };
+    if s.width == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "the shortening's width must be at least 1",
+        ));
+    }
+    Ok(s)
+}
+
+/// A winning line (move dicts, automatic moves optional) from a deal or layout, shortened
+/// (`fccore::Shortener`: beams of `width` around the line, storing at most `max_positions` positions
+/// in all) and replayed by the core: never longer than the line given. Raises ValueError when the line
+/// does not win. `autoplay`: the automatic moves (`"safe"` or `"max"`).
+#[pyfunction]
+#[pyo3(signature = (source, cells, moves, width=None, max_positions=None, autoplay="safe"))]
+fn shorten<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    cells: i64,
+    moves: &Bound<'py, PyAny>,
+    width: Option<usize>,
+    max_positions: Option<u64>,
+    autoplay: &str,
+) -> PyResult<Bound<'py, PyList>> {
+    let cells = check_cells(cells)?;
+    let layout = layout_under(source, autoplay)?;
+    let moves = convert::moves_from_list(moves)?;
+    let budget = shortening(width, max_positions, Shortening::default())?;
+    if let Err(e) = fccore::replay(&layout, cells, &moves) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "the line to shorten fails at move {}: {}",
+            e.index, e.reason
+        )));
+    }
+    let line =
+        interruptible(py, || fccore::shorten(&layout, cells, &moves, budget))?.map_err(to_py)?;
+    let out = PyList::empty(py);
+    for m in &line {
+        out.append(convert::move_dict(py, m)?)?;
+    }
+    Ok(out)
 }
 
 /// Replay moves (dicts with from/to/count/auto) from a deal or layout with the core's independent
@@ -173,9 +239,11 @@ fn parse_notation<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyLis
 /// `checkpoint_dir`: where a layered proof keeps resumable files (a classification killed in the middle
 /// of one goes on from its last checkpoint when called again with the same directory). `threads`: the
 /// threads of a layered proof (they share its memory; the count is the same whatever they are).
-/// `autoplay`: the automatic moves (`"safe"` or `"max"`).
+/// `autoplay`: the automatic moves (`"safe"` or `"max"`). The line with the least cells is shortened
+/// (beams of `shorten_width` storing at most `shorten_positions` positions; None:
+/// `CLASSIFY_SHORTEN_WIDTH` / `CLASSIFY_SHORTEN_POSITIONS`; `shorten_positions=0`: the line as found).
 #[pyfunction]
-#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None, threads=1, autoplay="safe"))]
+#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None, threads=1, autoplay="safe", shorten_width=None, shorten_positions=None))]
 #[allow(clippy::too_many_arguments)]
 fn classify<'py>(
     py: Python<'py>,
@@ -188,6 +256,8 @@ fn classify<'py>(
     checkpoint_dir: Option<std::path::PathBuf>,
     threads: usize,
     autoplay: &str,
+    shorten_width: Option<usize>,
+    shorten_positions: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let max_cells = check_cells(max_cells)?;
     let layout = layout_under(source, autoplay)?;
@@ -197,6 +267,14 @@ fn classify<'py>(
         solve_positions: solve_positions.unwrap_or(defaults.solve_positions).max(1),
         max_positions: base.max_positions,
         max_millis: base.max_millis,
+        shorten: match shorten_positions {
+            Some(0) => None,
+            _ => Some(shortening(
+                shorten_width,
+                shorten_positions,
+                fccore::CLASSIFY_SHORTEN,
+            )?),
+        },
         ..defaults
     };
     let run = ClassifyRun {
@@ -214,6 +292,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_DEAL", fccore::MAX_DEAL)?;
     m.add("MAX_CELLS", MAX_CELLS)?;
     m.add("BYTES_PER_POSITION", fccore::BYTES_PER_POSITION)?;
+    m.add("SHORTEN_WIDTH", Shortening::default().width)?;
+    m.add("SHORTEN_POSITIONS", Shortening::default().max_positions)?;
+    m.add("CLASSIFY_SHORTEN_WIDTH", fccore::CLASSIFY_SHORTEN.width)?;
+    m.add(
+        "CLASSIFY_SHORTEN_POSITIONS",
+        fccore::CLASSIFY_SHORTEN.max_positions,
+    )?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add_function(wrap_pyfunction!(deal, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
@@ -224,5 +309,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(successors, m)?)?;
     m.add_function(wrap_pyfunction!(parse_notation, m)?)?;
     m.add_function(wrap_pyfunction!(classify, m)?)?;
+    m.add_function(wrap_pyfunction!(shorten, m)?)?;
     Ok(())
 }

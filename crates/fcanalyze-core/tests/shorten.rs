@@ -1,0 +1,189 @@
+//! Shortening found lines: the result replays, is never longer, is much shorter on the fast solver's
+//! lines, cuts detours and the longest lines, and depends on the budget only, not on the clock.
+
+use fccore::replay;
+use fccore::{shorten, Shortener, Shortening};
+use fccore::{Layout, Limits, Outcome, Position, SearchResult, SolutionMove, Solver, Strategy};
+
+/// The fast solver's line of `deal` with `cells` cells.
+fn fast(deal: u64, cells: usize) -> SearchResult {
+    let r = Solver::new()
+        .search(
+            &Layout::deal(deal).unwrap(),
+            cells,
+            Strategy::Solve,
+            Limits::default(),
+        )
+        .unwrap();
+    assert_eq!(r.outcome, Outcome::Solved, "deal {deal}");
+    r
+}
+
+fn player_moves(line: &[SolutionMove]) -> usize {
+    line.iter().filter(|m| !m.auto).count()
+}
+
+#[test]
+fn the_fast_solvers_lines_get_much_shorter_and_replay() {
+    let mut s = Shortener::new();
+    let (mut before, mut after) = (0, 0);
+    for deal in 1..=20 {
+        let layout = Layout::deal(deal).unwrap();
+        let r = fast(deal, 4);
+        let line = s
+            .shorten(&layout, 4, &r.solution, Shortening::default())
+            .unwrap();
+        assert!(replay(&layout, 4, &line).is_ok(), "deal {deal}");
+        assert!(
+            player_moves(&line) <= r.player_moves(),
+            "deal {deal}: {} after {}",
+            player_moves(&line),
+            r.player_moves()
+        );
+        before += r.player_moves();
+        after += player_moves(&line);
+    }
+    // 1,118 moves before, 761 after when written.
+    assert!(
+        after * 4 < before * 3,
+        "{before} moves before, {after} after"
+    );
+}
+
+#[test]
+fn lines_with_few_cells() {
+    // Deal 3 needs 2 cells and deal 164 none: the solver's lines are long, the beams fail more often.
+    for (deal, cells) in [(3, 2), (164, 0), (1, 3)] {
+        let layout = Layout::deal(deal).unwrap();
+        let r = fast(deal, cells);
+        let line = shorten(&layout, cells, &r.solution, fccore::CLASSIFY_SHORTEN).unwrap();
+        assert!(replay(&layout, cells, &line).is_ok(), "deal {deal}");
+        assert!(player_moves(&line) < r.player_moves(), "deal {deal}");
+    }
+}
+
+/// A move from the settled `p` and the move that undoes it (a card put in a free cell and back onto a
+/// card it fits on), if `p` has one.
+fn detour(p: &Position, origin: &fccore::Origin) -> Option<(fccore::Move, fccore::Move)> {
+    let mut moves = Vec::new();
+    p.moves(&mut moves);
+    moves.iter().find_map(|&there| {
+        let mut q = *p;
+        q.apply(there, origin);
+        q.settle(None);
+        let mut back = Vec::new();
+        q.moves(&mut back);
+        back.into_iter()
+            .find(|&b| {
+                let mut r = q;
+                r.apply(b, origin);
+                r.settle(None);
+                r.key() == p.key()
+            })
+            .map(|b| (there, b))
+    })
+}
+
+#[test]
+fn a_detour_is_cut_even_without_a_budget() {
+    // The first deal with a detour at the start: its line with the detour in front.
+    let (deal, layout, mut p, origin, (there, back)) = (1..100)
+        .find_map(|deal| {
+            let layout = Layout::deal(deal).unwrap();
+            let (mut p, origin) = Position::from_layout(&layout, 4).unwrap();
+            p.settle(None);
+            detour(&p, &origin).map(|d| (deal, layout, p, origin, d))
+        })
+        .expect("a deal with a detour");
+    let r = fast(deal, 4);
+    let lead = r.solution.iter().take_while(|m| m.auto).count();
+    let mut line = r.solution[..lead].to_vec();
+    for mv in [there, back] {
+        let mut log = Vec::new();
+        p.apply(mv, &origin);
+        p.settle(Some(&mut log));
+        line.push(SolutionMove { mv, auto: false });
+        line.extend(log.into_iter().map(|mv| SolutionMove { mv, auto: true }));
+    }
+    line.extend_from_slice(&r.solution[lead..]);
+    assert!(replay(&layout, 4, &line).is_ok());
+    assert_eq!(player_moves(&line), r.player_moves() + 2);
+    let none = Shortening {
+        max_positions: 0,
+        ..Shortening::default()
+    };
+    let out = shorten(&layout, 4, &line, none).unwrap();
+    assert!(replay(&layout, 4, &out).is_ok());
+    assert!(player_moves(&out) <= r.player_moves(), "deal {deal}");
+}
+
+#[test]
+fn the_budget_decides_not_the_clock() {
+    let layout = Layout::deal(617).unwrap();
+    let r = fast(617, 4);
+    let mut lengths = Vec::new();
+    for max_positions in [0, 1, 50, 2_000, 20_000] {
+        let budget = Shortening {
+            max_positions,
+            ..Shortening::default()
+        };
+        let a = shorten(&layout, 4, &r.solution, budget).unwrap();
+        let b = Shortener::new()
+            .shorten(&layout, 4, &r.solution, budget)
+            .unwrap();
+        assert_eq!(a, b, "budget {max_positions}");
+        assert!(replay(&layout, 4, &a).is_ok());
+        lengths.push(player_moves(&a));
+    }
+    assert!(
+        lengths.iter().all(|&n| n <= r.player_moves()),
+        "{lengths:?}"
+    );
+    assert!(
+        lengths[4] * 3 < r.player_moves() * 2,
+        "{lengths:?} after {}",
+        r.player_moves()
+    );
+}
+
+#[test]
+fn a_line_that_does_not_win_is_refused() {
+    let layout = Layout::deal(1).unwrap();
+    let r = fast(1, 4);
+    let half = &r.solution[..r.solution.len() / 2];
+    assert!(shorten(&layout, 4, half, Shortening::default()).is_err());
+}
+
+#[test]
+fn a_classification_shortens_the_line_with_the_least_cells() {
+    // Deal 3 needs 2 cells (a proof with 1); its line with 2 cells is shortened, nothing else changes.
+    let layout = Layout::deal(3).unwrap();
+    let found = fccore::classify(
+        &layout,
+        4,
+        fccore::ClassifyLimits {
+            shorten: None,
+            ..fccore::ClassifyLimits::default()
+        },
+    )
+    .unwrap();
+    let short = fccore::classify(&layout, 4, fccore::ClassifyLimits::default()).unwrap();
+    assert_eq!((short.lower, short.upper), (2, Some(2)));
+    assert_eq!((found.lower, found.upper), (2, Some(2)));
+    assert_eq!(found.searches.len(), short.searches.len());
+    for (a, b) in found.searches.iter().zip(&short.searches) {
+        assert_eq!((a.cells, a.result.outcome), (b.cells, b.result.outcome));
+        assert_eq!(a.result.positions, b.result.positions);
+        if b.cells == 2 {
+            assert!(replay(&layout, 2, &b.result.solution).is_ok());
+            assert!(
+                b.result.player_moves() < a.result.player_moves(),
+                "{} after {}",
+                b.result.player_moves(),
+                a.result.player_moves()
+            );
+        } else {
+            assert_eq!(a.result.solution, b.result.solution);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! The fast solver's lines for deals A..B, shortened ([`fccore::Shortener`]): mean and max player moves
+//! before and after, and the CPU time of the solves and of the shortening.
+//!
+//! Usage: fcanalyze-lab shorten A B [CELLS]
+//!
+//! Environment (all optional): WIDTH = the beams' width, BUDGET = positions per line (defaults:
+//! `fccore::Shortening::default()`), FW = the beams' feature weights, CAP = most positions of each solve (default 10,000,000).
+//!
+//! Times: the process's CPU time (user + system) around each phase; the machine may be shared.
+use fccore::*;
+
+fn env<T: std::str::FromStr>(k: &str) -> Option<T> {
+    std::env::var(k).ok().and_then(|v| v.parse().ok())
+}
+
+/// CPU time of this process in ms (user + system).
+fn cpu_ms() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let f: Vec<&str> = s
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = f.get(11).and_then(|x| x.parse().ok()).unwrap_or(0.0)
+        + f.get(12).and_then(|x| x.parse().ok()).unwrap_or(0.0);
+    ticks * 10.0
+}
+
+pub fn run(args: &[String]) {
+    if args.len() < 3 {
+        eprintln!("usage: shorten A B [CELLS]");
+        std::process::exit(2);
+    }
+    let a: u64 = args[1].parse().expect("first deal");
+    let b: u64 = args[2].parse().expect("last deal");
+    let cells: usize = args.get(3).map_or(4, |x| x.parse().expect("cells"));
+    let d = Shortening::default();
+    let mut budget = Shortening {
+        width: env("WIDTH").unwrap_or(d.width),
+        max_positions: env("BUDGET").unwrap_or(d.max_positions),
+        ..d
+    };
+    if let Ok(v) = std::env::var("FW") {
+        budget.weights.fill(0);
+        for (i, x) in v.split(',').enumerate() {
+            budget.weights[i] = x.parse().expect("comma-separated integer weights");
+        }
+    }
+    let limits = Limits {
+        max_positions: env("CAP").unwrap_or(10_000_000),
+        max_millis: None,
+    };
+    let mut solver = Solver::new();
+    let mut shortener = Shortener::new();
+    let (mut before, mut after) = (vec![], vec![]);
+    let (mut solve_ms, mut shorten_ms) = (0.0, 0.0);
+    for deal in a..=b {
+        let layout = Layout::deal(deal).unwrap();
+        let c0 = cpu_ms();
+        let r = solver
+            .search(&layout, cells, Strategy::Solve, limits)
+            .unwrap();
+        let c1 = cpu_ms();
+        solve_ms += c1 - c0;
+        if r.outcome != Outcome::Solved {
+            continue;
+        }
+        let line = shortener
+            .shorten(&layout, cells, &r.solution, budget)
+            .unwrap();
+        shorten_ms += cpu_ms() - c1;
+        let n = line.iter().filter(|m| !m.auto).count();
+        before.push(r.player_moves());
+        after.push(n);
+    }
+    let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
+    let deals = (b - a + 1) as f64;
+    println!(
+        "deals {a}-{b}, {cells} cells, width {} budget {}: {} solved",
+        budget.width,
+        budget.max_positions,
+        after.len()
+    );
+    println!(
+        "moves: before mean {:.2} max {}; after mean {:.2} max {}",
+        mean(&before),
+        before.iter().max().unwrap_or(&0),
+        mean(&after),
+        after.iter().max().unwrap_or(&0)
+    );
+    println!(
+        "cpu ms/deal: solve {:.3}, shorten {:.3}",
+        solve_ms / deals,
+        shorten_ms / deals
+    );
+}
