@@ -33,7 +33,7 @@ RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
 ADDED_CONFIG: dict[str, dict[str, Any]] = {
     # Runs made before the lines were shortened: their lines as found (shorten_positions 0).
     "analyze": {"solutions": True, "autoplay": "safe", "shorten_width": 10, "shorten_positions": 0},
-    "verify": {"autoplay": "safe"},
+    "verify": {"autoplay": "safe", "shorten_width": 10, "shorten_positions": 0},
 }
 
 

@@ -64,8 +64,9 @@ def test_bad_expected_file(tmp_path):
 
 
 def test_lines_are_shortened_within_the_recorded_budget(tmp_path):
-    """The verify job's moves are those of the shortened lines; run.json and the table's metadata record
-    the shortening, and a directory made with one setting refuses another."""
+    """With a shortening budget the verify job's moves are those of the shortened lines (by default,
+    the lines as found); run.json and the table's metadata record the shortening, and a directory made
+    with one setting refuses another."""
     from fcanalyze import runfile, runner
     from fcanalyze.engines import SerialEngine
     from fcanalyze.jobs import verify as verify_job
@@ -73,9 +74,11 @@ def test_lines_are_shortened_within_the_recorded_budget(tmp_path):
     def run(out, **budget):
         return runner.run("verify", [(1, 12)], out, SerialEngine(), verify_job.config(shard_size=6, **budget))
 
-    short, long = tmp_path / "short", tmp_path / "long"
-    run(short)
+    short, long, found = tmp_path / "short", tmp_path / "long", tmp_path / "found"
+    run(short, shorten_positions=_core.SHORTEN_POSITIONS)
     run(long, shorten_positions=1)
+    run(found)
+    assert runfile.read(found)["config"]["shorten_positions"] == 0
     cfg = runfile.read(short)["config"]
     assert (cfg["shorten_width"], cfg["shorten_positions"]) == (
         _core.SHORTEN_WIDTH,
@@ -84,5 +87,8 @@ def test_lines_are_shortened_within_the_recorded_budget(tmp_path):
     a, b = pd.read_parquet(short / "searches"), pd.read_parquet(long / "searches")
     assert (a["outcome"] == "solved").all() and (a["positions"] == b["positions"]).all()
     assert (a["moves"] <= b["moves"]).all() and a["moves"].sum() * 3 < b["moves"].sum() * 2
+    c = pd.read_parquet(found / "searches")
+    assert (c["positions"] == a["positions"]).all() and (b["moves"] <= c["moves"]).all()
+    assert a["moves"].sum() * 3 < c["moves"].sum() * 2
     with pytest.raises(ValueError):
         run(short, shorten_width=3)

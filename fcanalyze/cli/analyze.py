@@ -20,6 +20,7 @@ from fcanalyze.cli.options import (
     engine_options,
     open_engine,
     plural,
+    shorten_option,
 )
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_range, range_size
@@ -95,14 +96,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     help="Store each deal's solution in the deals table; without, only its length (each is replayed all "
     "the same; `fcanalyze solve DEAL --cells N` prints one). For tables too large to keep the moves.",
 )
-@click.option(
-    "--shorten-positions",
-    type=click.IntRange(0),
-    default=None,
-    help="Positions the shortening of each deal's line may store (default "
-    f"{_core.CLASSIFY_SHORTEN_POSITIONS:,}; 0: the lines as the searches found them, as in runs made "
-    "before lines were shortened, which resume only so).",
-)
+@shorten_option(_core.CLASSIFY_SHORTEN_POSITIONS)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
 def analyze(
     range_text: str,
@@ -118,7 +112,7 @@ def analyze(
     redo_undecided: bool,
     threads: int | None,
     solutions: bool,
-    shorten_positions: int | None,
+    shorten_positions: int,
     quiet: bool,
 ) -> None:
     """Find the exact minimum number of free cells of every deal in RANGE (e.g. 1-32000, 617,
@@ -141,9 +135,7 @@ def analyze(
             shard_size,
             max_memory_mb,
             solutions,
-            shorten_positions=(
-                _core.CLASSIFY_SHORTEN_POSITIONS if shorten_positions is None else shorten_positions
-            ),
+            shorten_positions=shorten_positions,
         )
     except ValueError as e:
         raise BadInput(str(e)) from None

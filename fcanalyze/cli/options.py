@@ -87,6 +87,20 @@ def autoplay_option(f: F) -> F:
     )(f)
 
 
+def shorten_option(default: int) -> Callable[[F], F]:
+    """``--shorten-positions N``: the positions the shortening of each stored line may store (0: the
+    lines as the searches found them)."""
+    return click.option(
+        "--shorten-positions",
+        type=click.IntRange(0),
+        default=default,
+        show_default=True,
+        metavar="N",
+        help="Shorten each stored line with narrow beams along it, storing at most N positions a line "
+        "(0: the lines as the searches found them, as in runs made before lines were shortened).",
+    )
+
+
 def budget_options(f: F) -> F:
     """``--max-positions`` and ``--time-limit``."""
     f = click.option(

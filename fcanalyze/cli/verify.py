@@ -19,6 +19,7 @@ from fcanalyze.cli.options import (
     engine_options,
     format_option,
     open_engine,
+    shorten_option,
 )
 from fcanalyze.cli.progress import Progress
 from fcanalyze.deals import parse_deal_number, parse_range, range_size
@@ -62,6 +63,7 @@ def read_expected(path: Path) -> list[int]:
     show_default=True,
     help="Deals per shard file.",
 )
+@shorten_option(0)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @autoplay_option
 @format_option
@@ -75,6 +77,7 @@ def verify_unsolvable(
     scheduler: str | None,
     out: Path,
     shard_size: int,
+    shorten_positions: int,
     quiet: bool,
     autoplay: str,
     fmt: str,
@@ -91,7 +94,11 @@ def verify_unsolvable(
     try:
         spans = parse_range(range_text)
         config = verify_job.config(
-            max_positions or verify_job.config()["max_positions"], time_limit_ms, shard_size, autoplay
+            max_positions or verify_job.config()["max_positions"],
+            time_limit_ms,
+            shard_size,
+            autoplay,
+            shorten_positions=shorten_positions,
         )
     except ValueError as e:
         raise BadInput(str(e)) from None

@@ -3,12 +3,12 @@ unless a budget runs out) in the ``searches`` table, and the ``unsolvable`` tabl
 unsolvable. A shard resumes whole (the job journals nothing).
 
 Each block of deals is one call into the core, which returns columns, and its rows go into the table
-as columns: no Python object per deal. Each solver's line is shortened in the core (``shorten.rs``:
-narrow beams around the line, within a budget of positions a line recorded in the configuration, so
-that a resumed run shortens alike) and the table's ``moves`` are the short line's; ``positions`` and
-``elapsed_ms`` stay the search's. Every line is replayed by the core's independent replay
-(``replay.rs``, which shares nothing with the search's move generator) before it is counted; this job
-keeps no line, so it has no line to replay again in Python.
+as columns: no Python object per deal. With ``--shorten-positions N``, each solver's line is shortened
+in the core (``shorten.rs``: narrow beams around the line, storing at most N positions a line, recorded
+in the configuration so that a resumed run shortens alike) and the table's ``moves`` are the short
+line's; ``positions`` and ``elapsed_ms`` stay the search's. Every line is replayed by the core's
+independent replay (``replay.rs``, which shares nothing with the search's move generator) before it is
+counted; this job keeps no line, so it has no line to replay again in Python.
 """
 
 from __future__ import annotations
@@ -34,18 +34,18 @@ def config(
     shard_size: int = shards.DEFAULT_SIZE,
     autoplay: str = "safe",
     shorten_width: int = _core.SHORTEN_WIDTH,
-    shorten_positions: int = _core.SHORTEN_POSITIONS,
+    shorten_positions: int = 0,
 ) -> dict[str, Any]:
     """The configuration of a ``verify`` run: the budgets of each deal's search, its rules of automatic
     moves (``"safe"`` or ``"max"``) and the budget of the shortening of each line (the beams' width
-    and the positions they store a line)."""
+    and the positions they store a line; 0, the default, keeps the lines as the solver found them)."""
     if autoplay not in ("safe", "max"):
         raise ValueError(f"--autoplay {autoplay!r} is not one of 'safe', 'max'")
     check_bound("--max-positions", max_positions, 1, CORE_MAX)
     check_bound("--time-limit", time_limit_ms, 1, CORE_MAX)
     check_bound("--shard-size", shard_size, 1, MAX_SHARD_SIZE)
     check_bound("shorten_width", shorten_width, 1, CORE_MAX)
-    check_bound("shorten_positions", shorten_positions, 1, CORE_MAX)
+    check_bound("--shorten-positions", shorten_positions, 0, CORE_MAX)
     return {
         "max_positions": max_positions,
         "time_limit_ms": time_limit_ms,
@@ -58,7 +58,9 @@ def config(
 
 def _search_chunk(deals: list[int], cfg: dict[str, Any]) -> dict[str, list[Any]]:
     """The core's columns of the 4-cell searches of `deals`: the solver's complete best-first search,
-    which ends in a solution (shortened) or, having stored every reachable position, in a proof."""
+    which ends in a solution (shortened when the configuration gives the shortening positions) or,
+    having stored every reachable position, in a proof."""
+    shorten = cfg["shorten_positions"] > 0
     return _core.solve_deals(
         deals,
         CELLS,
@@ -66,8 +68,8 @@ def _search_chunk(deals: list[int], cfg: dict[str, Any]) -> dict[str, list[Any]]
         time_limit_ms=cfg["time_limit_ms"],
         solutions=False,
         autoplay=cfg.get("autoplay", "safe"),
-        shorten_width=cfg["shorten_width"],
-        shorten_positions=cfg["shorten_positions"],
+        shorten_width=cfg["shorten_width"] if shorten else None,
+        shorten_positions=cfg["shorten_positions"] if shorten else None,
     )
 
 
