@@ -49,14 +49,18 @@ def machine() -> str:
 
 
 def commit() -> str:
-    """The git commit of this checkout (marked when it has uncommitted changes), if it is one."""
+    """The git commit of this checkout (marked when it has uncommitted changes outside results/, which
+    the run itself writes or a Makefile target deletes first), if it is one."""
     here = Path(__file__).resolve().parent
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ":/", ":(exclude,top)results"],
+            cwd=here,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
