@@ -86,9 +86,10 @@ def test_lines_are_shortened_within_the_recorded_budget(tmp_path):
     )
     a, b = pd.read_parquet(short / "searches"), pd.read_parquet(long / "searches")
     assert (a["outcome"] == "solved").all() and (a["positions"] == b["positions"]).all()
-    assert (a["moves"] <= b["moves"]).all() and a["moves"].sum() * 3 < b["moves"].sum() * 2
+    assert (a["moves"] <= b["moves"]).all() and a["moves"].sum() < b["moves"].sum()
     c = pd.read_parquet(found / "searches")
     assert (c["positions"] == a["positions"]).all() and (b["moves"] <= c["moves"]).all()
-    assert a["moves"].sum() * 3 < c["moves"].sum() * 2
+    # A budget of one position still merges a card's two moves into one; the beams do the rest.
+    assert b["moves"].sum() < c["moves"].sum() and a["moves"].sum() * 3 < c["moves"].sum() * 2
     with pytest.raises(ValueError):
         run(short, shorten_width=3)

@@ -17,6 +17,7 @@ mod layout;
 mod limits;
 mod line;
 mod mem;
+mod merge;
 mod notation;
 mod outcome;
 mod position;

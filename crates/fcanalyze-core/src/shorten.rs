@@ -1,13 +1,15 @@
 //! Short lines in bulk: a winning line found by a fast search (often 60 to thousands of moves) made
 //! short, cheaply, within a budget of positions, so that tables store lines a player would want.
 //!
-//! The line is searched *around*: narrow beams over layers of equal move count, ranked by the short
-//! search's estimate of the moves left (the features of [`crate::short::features`]), where reaching a position of the
-//! line is a shortcut to its known remainder. A beam from the start either finds a sorted position
-//! (usually, with 4 free cells: its own short line replaces the whole tail) or reaches a later position
-//! of the line in fewer moves (the line is spliced there, and the next beam starts from the splice).
-//! A beam that finds neither moves the start a few positions on. Every beam drops the positions that
-//! cannot beat the best line so far (moves made + runs holding a blocked card, [`F_RUNS`]).
+//! First a card's two moves are merged into one wherever the line allows it ([`crate::merge`]), at the
+//! cost of a few replays. Then the line is searched *around*: narrow beams over layers of equal move
+//! count, ranked by the short search's estimate of the moves left (the features of
+//! [`crate::short::features`]), where reaching a position of the line is a shortcut to its known
+//! remainder. A beam from the start either finds a sorted position (usually, with 4 free cells: its own
+//! short line replaces the whole tail) or reaches a later position of the line in fewer moves (the line
+//! is spliced there, and the next beam starts from the splice). A beam that finds neither moves the
+//! start a few positions on. Every beam drops the positions that cannot beat the best line so far
+//! (moves made + runs holding a blocked card, [`F_RUNS`]). The beams' line is merged once more.
 //!
 //! The work is bounded by [`Shortening::max_positions`], the positions stored by all the beams of one
 //! line together: no clock decides anything, so a table made twice stores the same lines. The result is
@@ -38,9 +40,9 @@ pub struct Shortening {
 
 impl Default for Shortening {
     /// The budget of bulk runs (`make results-1m`): about 1.4 ms of CPU a deal on top of the solver's
-    /// 0.25 ms. On deals 1-10,000 and 500,000-510,000 with 4 cells, the fast solver's mean of 67.30 and
-    /// 67.54 moves became 39.58 and 39.55 (longest 221, 191), measured on a loaded machine with
-    /// `fcanalyze-lab shorten`. Larger budgets buy shorter lines slowly (deals 1-1,000 with the short
+    /// 0.25 ms. On deals 1-10,000 and 500,001-510,000 with 4 cells, the fast solver's mean of 67.30 and
+    /// 67.54 moves became 38.57 and 38.63 (longest 221, 174; 39.58 and 39.55 before lines were merged,
+    /// [`crate::merge`]), measured on a loaded machine with `fcanalyze-lab shorten`. Larger budgets buy shorter lines slowly (deals 1-1,000 with the short
     /// search's weights: 2,000 positions 39.0 moves for 2.7 ms; 5,000 positions 35.3 for 5.3 ms; width
     /// 20 and 5,000 positions 34.5 for 12 ms).
     fn default() -> Self {
@@ -108,7 +110,8 @@ impl Shortener {
         budget: Shortening,
     ) -> Result<Vec<SolutionMove>> {
         let (concrete, origin) = Position::from_layout(layout, ncells)?;
-        let mut chain = chain_of(concrete, &origin, line)?;
+        let line = crate::merge::merged(concrete, &origin, line);
+        let mut chain = chain_of(concrete, &origin, &line)?;
         let ncells = ncells as u8;
         self.fw = budget.weights;
         let mut spent = 0u64;
@@ -144,6 +147,9 @@ impl Shortener {
                 break;
             }
         }
+        let line = crate::line::through_keys(concrete, &origin, &chain, "shortened line")?;
+        let line = crate::merge::merged(concrete, &origin, &line);
+        let chain = chain_of(concrete, &origin, &line)?;
         let line = crate::line::through_keys(concrete, &origin, &chain, "shortened line")?;
         crate::line::replayed(layout, ncells as usize, line, "a shortened line")
     }

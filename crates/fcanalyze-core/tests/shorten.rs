@@ -1,5 +1,6 @@
 //! Shortening found lines: the result replays, is never longer, is much shorter on the fast solver's
-//! lines, cuts detours and the longest lines, and depends on the budget only, not on the clock.
+//! lines, merges a card's two moves into one, cuts detours and the longest lines, and depends on the
+//! budget only, not on the clock.
 
 use fccore::replay;
 use fccore::{shorten, Shortener, Shortening};
@@ -46,6 +47,30 @@ fn the_fast_solvers_lines_get_much_shorter_and_replay() {
     // 1,118 moves before, 761 after when written.
     assert!(
         after * 4 < before * 3,
+        "{before} moves before, {after} after"
+    );
+}
+
+#[test]
+fn detours_are_merged_before_any_search() {
+    // With no positions to search, only the merging of a card's two moves into one shortens: the
+    // fast solver's 1,118 moves on deals 1-20 became 967 when written (cutting loops alone: 1,118).
+    let none = Shortening {
+        max_positions: 0,
+        ..Shortening::default()
+    };
+    let (mut before, mut after) = (0, 0);
+    for deal in 1..=20 {
+        let layout = Layout::deal(deal).unwrap();
+        let r = fast(deal, 4);
+        let line = shorten(&layout, 4, &r.solution, none).unwrap();
+        assert!(replay(&layout, 4, &line).is_ok(), "deal {deal}");
+        assert!(player_moves(&line) <= r.player_moves(), "deal {deal}");
+        before += r.player_moves();
+        after += player_moves(&line);
+    }
+    assert!(
+        after * 100 < before * 92,
         "{before} moves before, {after} after"
     );
 }
