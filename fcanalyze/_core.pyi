@@ -97,10 +97,13 @@ def shorten(
     width: int | None = None,
     max_positions: int | None = None,
     autoplay: _Autoplay = "safe",
+    like: Literal["bulk", "classify"] = "bulk",
 ) -> list[_MoveDict]:
     """A winning line (automatic moves included) made short by beams of `width` around it storing at
     most `max_positions` positions (defaults `SHORTEN_WIDTH`, `SHORTEN_POSITIONS`), replayed: never
-    longer than the line given. ValueError if the line does not replay under `autoplay`."""
+    longer than the line given. ValueError if the line does not replay under `autoplay`. ``like=
+    "classify"`` shortens as `classify` does (its beams' weights; defaults `CLASSIFY_SHORTEN_WIDTH`,
+    `CLASSIFY_SHORTEN_POSITIONS`)."""
 
 def replay(
     source: int | _Layout, cells: int, moves: list[_MoveDict], autoplay: _Autoplay = "safe"

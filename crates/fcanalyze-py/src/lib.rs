@@ -149,9 +149,11 @@ fn shortening(
 /// A winning line (move dicts, automatic moves optional) from a deal or layout, shortened
 /// (`fccore::Shortener`: beams of `width` around the line, storing at most `max_positions` positions
 /// in all) and replayed by the core: never longer than the line given. Raises ValueError when the line
-/// does not win. `autoplay`: the automatic moves (`"safe"` or `"max"`).
+/// does not win. `autoplay`: the automatic moves (`"safe"` or `"max"`). `like`: whose shortening
+/// (`"bulk"`, `solve_deals`'; `"classify"`, a classification's: its defaults and its beams' weights).
 #[pyfunction]
-#[pyo3(signature = (source, cells, moves, width=None, max_positions=None, autoplay="safe"))]
+#[pyo3(signature = (source, cells, moves, width=None, max_positions=None, autoplay="safe", like="bulk"))]
+#[allow(clippy::too_many_arguments)]
 fn shorten<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
@@ -160,11 +162,21 @@ fn shorten<'py>(
     width: Option<usize>,
     max_positions: Option<u64>,
     autoplay: &str,
+    like: &str,
 ) -> PyResult<Bound<'py, PyList>> {
     let cells = check_cells(cells)?;
     let layout = layout_under(source, autoplay)?;
     let moves = convert::moves_from_list(moves)?;
-    let budget = shortening(width, max_positions, Shortening::default())?;
+    let default = match like {
+        "bulk" => Shortening::default(),
+        "classify" => fccore::CLASSIFY_SHORTEN,
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "like={like:?} names no shortening (bulk or classify)"
+            )))
+        }
+    };
+    let budget = shortening(width, max_positions, default)?;
     if let Err(e) = fccore::replay(&layout, cells, &moves) {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
             "the line to shorten fails at move {}: {}",
