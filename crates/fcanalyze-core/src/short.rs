@@ -204,6 +204,7 @@ impl Default for Config {
     }
 }
 
+/// The weighted sum of features `f`, at least 0.
 #[inline]
 fn estimate(w: &[i32; NF], f: &[i32; NF]) -> u32 {
     let mut v = 0;
@@ -211,6 +212,84 @@ fn estimate(w: &[i32; NF], f: &[i32; NF]) -> u32 {
         v += w[i] * f[i];
     }
     v.max(0) as u32
+}
+
+/// Where a beam ranks `q`, a child of `p` reached in `g` moves from the beam's start: its estimate of
+/// the moves left under the weights `fw`, or None when even `g` plus its blocked runs (a lower bound,
+/// see [`F_RUNS`]) does not beat `bound`, the moves of the best line so far.
+///
+/// Both beams, [`ShortSolver`]'s and [`crate::shorten::Shortener`]'s, rank children here. It is their
+/// hot loop, so the features are made incrementally: `colf`, the per-column features of `p`, stand
+/// for every column whose exposed card the move left alone (a move changes two or three columns), and
+/// the depth of the next cards (feature 6, a walk over the columns) is skipped when `fw` ignores it.
+#[inline(always)]
+pub(crate) fn child_estimate(
+    p: &Position,
+    colf: &[[i32; NF]; NCOLS],
+    q: &Position,
+    fw: &[i32; NF],
+    g: u32,
+    bound: u32,
+) -> Option<u32> {
+    let mut f = [0i32; NF];
+    for (col, pf) in colf.iter().enumerate() {
+        let cf = if q.top(col) == p.top(col) {
+            *pf
+        } else {
+            column_features(q, col)
+        };
+        for (x, y) in f.iter_mut().zip(cf) {
+            *x += y;
+        }
+    }
+    global_features(q, &mut f, fw[6] != 0);
+    // A move takes at most one blocked run away: drop what cannot beat the best.
+    if g + f[F_RUNS] as u32 >= bound {
+        return None;
+    }
+    Some(estimate(fw, &f))
+}
+
+/// Make `layer` a beam's next layer: up to `width` new positions from `cand`, the children of the
+/// layer before as (estimate, stored parent, key), lowest estimate first, stored into `store`, each
+/// passed to `on_insert` with its parent; true when the store reached `cap` positions first.
+///
+/// Only the children taken are stored, so the store sees about `width` keys a layer, and only as much
+/// of `cand` is sorted as is needed: chunks of about twice the places left, each picked with
+/// `select_nth_unstable` and then sorted (a child already stored leaves its place to the next one).
+#[inline]
+pub(crate) fn fill_layer(
+    cand: &mut [(u32, u32, Key)],
+    width: usize,
+    store: &mut Store,
+    cap: u64,
+    layer: &mut Vec<u32>,
+    mut on_insert: impl FnMut(u32),
+) -> bool {
+    layer.clear();
+    let n = cand.len();
+    let mut lo = 0;
+    while lo < n && layer.len() < width {
+        let chunk = (2 * (width - layer.len())).max(64).min(n - lo);
+        if lo + chunk < n {
+            cand[lo..].select_nth_unstable(chunk - 1);
+        }
+        cand[lo..lo + chunk].sort_unstable();
+        for &(_, par, key) in &cand[lo..lo + chunk] {
+            if store.len() as u64 >= cap {
+                return true;
+            }
+            if let Some(c) = store.insert(&key, par) {
+                on_insert(par);
+                layer.push(c);
+                if layer.len() == width {
+                    break;
+                }
+            }
+        }
+        lo += chunk;
+    }
+    false
 }
 
 /// Priorities of the best-first queue (higher scores share its last bucket).
@@ -496,54 +575,24 @@ impl ShortSolver {
                         self.goal(&q, idx, g + 1, cx);
                         continue;
                     }
-                    // Only the columns whose exposed card changed need their features again.
-                    let mut f = [0i32; NF];
-                    for (col, pf) in colf.iter().enumerate() {
-                        let cf = if q.top(col) == p.top(col) {
-                            *pf
-                        } else {
-                            column_features(&q, col)
-                        };
-                        for (x, y) in f.iter_mut().zip(cf) {
-                            *x += y;
-                        }
-                    }
-                    global_features(&q, &mut f, fw[6] != 0);
-                    // A move takes at most one blocked run away: drop what cannot beat the best.
-                    if g + 1 + f[F_RUNS] as u32 >= cx.bound() {
+                    let Some(h) = child_estimate(&p, &colf, &q, &fw, g + 1, cx.bound()) else {
                         end = End::Pruned;
                         continue;
-                    }
-                    cand.push((estimate(&fw, &f), idx, *q.key()));
+                    };
+                    cand.push((h, idx, *q.key()));
                 }
             }
             g += 1;
-            // The next layer: the best new positions, in chunks sorted by estimate.
-            layer.clear();
-            let n = cand.len();
-            let mut lo = 0;
-            while lo < n && layer.len() < width {
-                let chunk = (2 * (width - layer.len())).max(64).min(n - lo);
-                if lo + chunk < n {
-                    cand[lo..].select_nth_unstable(chunk - 1);
-                }
-                cand[lo..lo + chunk].sort_unstable();
-                for &(_, par, key) in &cand[lo..lo + chunk] {
-                    if self.full(cx) {
-                        end = End::Budget(Budget::Positions);
-                        break 'layers;
-                    }
-                    if let Some(c) = self.store.insert(&key, par) {
-                        self.parent.push(par);
-                        layer.push(c);
-                        if layer.len() == width {
-                            break;
-                        }
-                    }
-                }
-                lo += chunk;
+            // The next layer: the best new positions, within the positions budget.
+            let cap = cx.limits.max_positions.saturating_sub(cx.spent);
+            let parent = &mut self.parent;
+            if fill_layer(&mut cand, width, &mut self.store, cap, &mut layer, |par| {
+                parent.push(par)
+            }) {
+                end = End::Budget(Budget::Positions);
+                break;
             }
-            if layer.len() == width && n > width {
+            if layer.len() == width && cand.len() > width {
                 // Some children were not taken (or not even looked up): the search is not complete.
                 end = End::Pruned;
             }

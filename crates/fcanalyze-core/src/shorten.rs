@@ -9,7 +9,8 @@
 //! short line replaces the whole tail) or reaches a later position of the line in fewer moves (the line
 //! is spliced there, and the next beam starts from the splice). A beam that finds neither moves the
 //! start a few positions on. Every beam drops the positions that cannot beat the best line so far
-//! (moves made + runs holding a blocked card, [`F_RUNS`]). The beams' line is merged once more.
+//! (moves made + runs holding a blocked card, [`crate::short::F_RUNS`]). The beams' line is merged
+//! once more.
 //!
 //! The work is bounded by [`Shortening::max_positions`], the positions stored by all the beams of one
 //! line together: no clock decides anything, so a table made twice stores the same lines. The result is
@@ -23,7 +24,7 @@ use crate::layout::Layout;
 use crate::layout::NCOLS;
 use crate::outcome::{Outcome, SearchResult, SolutionMove};
 use crate::position::{Move, Origin, Position};
-use crate::short::{column_features, finish_cost, global_features, F_RUNS, NF};
+use crate::short::{child_estimate, column_features, fill_layer, finish_cost, NF};
 use crate::store::Store;
 
 /// How one line is shortened: how much work it may do (tables record it, so that a resumed run
@@ -198,7 +199,7 @@ impl Shortener {
         let mut moves = std::mem::take(&mut self.moves);
         let mut cand = std::mem::take(&mut self.cand);
         let mut g = 0u32;
-        'layers: while !layer.is_empty() && g + 2 <= best.0 {
+        while !layer.is_empty() && g + 2 <= best.0 {
             cand.clear();
             for &idx in &layer {
                 let p = Position::from_key(&self.store.get(idx).key(), origin, ncells);
@@ -222,49 +223,23 @@ impl Shortener {
                         }
                         continue;
                     }
-                    // Only the columns whose exposed card changed need their features again.
-                    let mut f = [0i32; NF];
-                    for (col, pf) in colf.iter().enumerate() {
-                        let cf = if q.top(col) == p.top(col) {
-                            *pf
-                        } else {
-                            column_features(&q, col)
-                        };
-                        for (x, y) in f.iter_mut().zip(cf) {
-                            *x += y;
-                        }
-                    }
-                    global_features(&q, &mut f, self.fw[6] != 0);
-                    if g + 1 + f[F_RUNS] as u32 >= best.0 {
+                    let Some(h) = child_estimate(&p, &colf, &q, &self.fw, g + 1, best.0) else {
                         continue;
-                    }
-                    cand.push((estimate(&self.fw, &f), idx, *q.key()));
+                    };
+                    cand.push((h, idx, *q.key()));
                 }
             }
             g += 1;
-            // The next layer: the best new positions, from chunks in order of estimate (only as much
-            // of the candidates is sorted as is needed).
-            layer.clear();
-            let n = cand.len();
-            let mut lo = 0;
-            while lo < n && layer.len() < width {
-                let chunk = (2 * (width - layer.len())).max(64).min(n - lo);
-                if lo + chunk < n {
-                    cand[lo..].select_nth_unstable(chunk - 1);
-                }
-                cand[lo..lo + chunk].sort_unstable();
-                for &(_, par, key) in &cand[lo..lo + chunk] {
-                    if self.store.len() as u64 >= budget {
-                        break 'layers;
-                    }
-                    if let Some(c) = self.store.insert(&key, par) {
-                        layer.push(c);
-                        if layer.len() == width {
-                            break;
-                        }
-                    }
-                }
-                lo += chunk;
+            // The next layer: the best new positions, within the beam's budget.
+            if fill_layer(
+                &mut cand,
+                width,
+                &mut self.store,
+                budget,
+                &mut layer,
+                |_| {},
+            ) {
+                break;
             }
         }
         self.moves = moves;
@@ -282,11 +257,6 @@ impl Shortener {
         path.reverse();
         Some(Found { path, rejoin })
     }
-}
-
-/// The weighted sum of features `f`, at least 0.
-fn estimate(w: &[i32; NF], f: &[i32; NF]) -> u32 {
-    w.iter().zip(f).map(|(a, b)| a * b).sum::<i32>().max(0) as u32
 }
 
 /// The canonical keys along `line` from the settled start of `concrete`, ending at its first sorted

@@ -5,7 +5,8 @@
 //!
 //! Environment (all optional): AUTOPLAY = the rules, `safe` (default, SPEC §2) or `max`, CAP = most
 //! positions per deal (default 10,000,000), MS = time limit per deal in ms, VERBOSE = one line per deal
-//! (with its CPU time); to try other settings of the search: BEAM = width of the first beam pass,
+//! (with its CPU time and a fingerprint of its line, equal before and after a change meant to leave the
+//! search as it was); to try other settings of the search: BEAM = width of the first beam pass,
 //! PASSES = beam passes (each twice as wide), FW and MFW = the beam's feature weights under the safe and
 //! the max rules, TAILS and TBEAM = beams from the positions cutting the best line into TAILS parts,
 //! SC = shortcut depth, and an A* phase with WG, WH, AFW, EXACT (see `fccore::Config`).
@@ -32,6 +33,18 @@ fn cpu_ms() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
     Some(ns / 1e6)
+}
+
+/// A fingerprint of a line (FNV-1a over its moves and their automatic marks), to check that a change
+/// meant to leave a search as it was returns the same lines.
+pub(crate) fn fingerprint(line: &[SolutionMove]) -> u64 {
+    line.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, m| {
+        let x = (m.mv.from as u64) << 24
+            | (m.mv.to as u64) << 16
+            | (m.mv.count as u64) << 8
+            | m.auto as u64;
+        (h ^ x).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 fn quantile(v: &[f64], f: f64) -> f64 {
@@ -80,13 +93,14 @@ pub fn run(args: &[String]) {
         }
         if verbose {
             println!(
-                "{d} {} moves={} positions={} ms={:.1} lower_bound={} cpu_ms={:.1}",
+                "{d} {} moves={} positions={} ms={:.1} lower_bound={} cpu_ms={:.1} line={:016x}",
                 r.outcome.as_str(),
                 r.player_moves(),
                 r.positions,
                 r.elapsed_ms,
                 s.lower_bound,
-                used.unwrap_or(f64::NAN)
+                used.unwrap_or(f64::NAN),
+                fingerprint(&r.solution)
             );
         }
     }

@@ -4,7 +4,10 @@
 //! Usage: fcanalyze-lab shorten A B [CELLS]
 //!
 //! Environment (all optional): WIDTH = the beams' width, BUDGET = positions per line (defaults:
-//! `fccore::Shortening::default()`), FW = the beams' feature weights, CAP = most positions of each solve (default 10,000,000).
+//! `fccore::Shortening::default()`), FW = the beams' feature weights, CAP = most positions of each solve
+//! (default 10,000,000), AUTOPLAY = the rules, `safe` (default, SPEC §2) or `max`, VERBOSE = one line per
+//! deal: its moves before and after and a fingerprint of the shortened line (equal before and after a
+//! change meant to leave the shortening as it was).
 //!
 //! Times: the process's CPU time (user + system) around each phase; the machine may be shared.
 use fccore::*;
@@ -51,12 +54,14 @@ pub fn run(args: &[String]) {
         max_positions: env("CAP").unwrap_or(10_000_000),
         max_millis: None,
     };
+    let autoplay = Autoplay::parse(&std::env::var("AUTOPLAY").unwrap_or("safe".into())).unwrap();
+    let verbose = std::env::var("VERBOSE").is_ok();
     let mut solver = Solver::new();
     let mut shortener = Shortener::new();
     let (mut before, mut after) = (vec![], vec![]);
     let (mut solve_ms, mut shorten_ms) = (0.0, 0.0);
     for deal in a..=b {
-        let layout = Layout::deal(deal).unwrap();
+        let layout = Layout::deal(deal).unwrap().with_autoplay(autoplay);
         let c0 = cpu_ms();
         let r = solver
             .search(&layout, cells, Strategy::Solve, limits)
@@ -71,13 +76,21 @@ pub fn run(args: &[String]) {
             .unwrap();
         shorten_ms += cpu_ms() - c1;
         let n = line.iter().filter(|m| !m.auto).count();
+        if verbose {
+            println!(
+                "{deal} before={} after={n} line={:016x}",
+                r.player_moves(),
+                crate::short::fingerprint(&line)
+            );
+        }
         before.push(r.player_moves());
         after.push(n);
     }
     let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
     let deals = (b - a + 1) as f64;
     println!(
-        "deals {a}-{b}, {cells} cells, width {} budget {}: {} solved",
+        "deals {a}-{b}, {cells} cells, {} rules, width {} budget {}: {} solved",
+        autoplay,
         budget.width,
         budget.max_positions,
         after.len()
