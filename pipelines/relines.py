@@ -43,6 +43,12 @@ def main() -> int:
     except ValueError as e:  # runfile.DamagedFile too
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the shards done are kept; run the same command again to go on in {out}",
+            file=sys.stderr,
+        )
+        return 130
     wall = time.monotonic() - started
     prov = out / "PROVENANCE.md"
     if prov.exists():

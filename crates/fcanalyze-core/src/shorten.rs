@@ -43,9 +43,9 @@ impl Default for Shortening {
     /// The budget of bulk runs (`make results-1m`): about 1.4 ms of CPU a deal on top of the solver's
     /// 0.25 ms. On deals 1-10,000 and 500,001-510,000 with 4 cells, the fast solver's mean of 67.30 and
     /// 67.54 moves became 38.57 and 38.63 (longest 221, 174; 39.58 and 39.55 before lines were merged,
-    /// [`crate::merge`]), measured on a loaded machine with `fcanalyze-lab shorten`. Larger budgets buy shorter lines slowly (deals 1-1,000 with the short
-    /// search's weights: 2,000 positions 39.0 moves for 2.7 ms; 5,000 positions 35.3 for 5.3 ms; width
-    /// 20 and 5,000 positions 34.5 for 12 ms).
+    /// [`crate::merge`]), measured on a loaded machine with `fcanalyze-lab shorten`. Larger budgets buy
+    /// shorter lines slowly (deals 1-1,000, merged: 2,000 positions 36.89 moves, 5,000 34.42, 10,000
+    /// 33.18; BENCHMARKS.md has the table and its costs).
     fn default() -> Self {
         Shortening {
             width: 10,
