@@ -65,14 +65,13 @@ def read_moves(moves_text: str | None, moves_file: Path | None) -> list:
     return moves
 
 
-def start_position(source: str, cells: int, autoplay: str) -> play.Position:
+def start_position(source: str, cells: int, autoplay: Autoplay) -> play.Position:
     """The settled start of SOURCE under the rules `autoplay` (``"safe"`` or ``"max"``)."""
-    rules: Autoplay = "max" if autoplay == "max" else "safe"
     src, what = load_source(source)
     try:
         if isinstance(src, dict):
-            return play.Position.from_layout(src, cells, autoplay=rules)
-        return play.Position.from_deal(src, cells, rules)
+            return play.Position.from_layout(src, cells, autoplay=autoplay)
+        return play.Position.from_deal(src, cells, autoplay)
     except ValueError as e:
         raise BadInput(f"{what}: {e}" if isinstance(src, dict) else str(e)) from None
 
@@ -106,7 +105,7 @@ def hint(
     max_positions: int | None,
     time_limit_ms: int | None,
     short: bool,
-    autoplay: str,
+    autoplay: Autoplay,  # click.Choice made sure
     fmt: str,
 ) -> int:
     """Is the game still winnable, and what is a good next move? SOURCE is a deal number or a position
@@ -154,7 +153,7 @@ def last_winnable(
     cells: int,
     max_positions: int | None,
     time_limit_ms: int | None,
-    autoplay: str,
+    autoplay: Autoplay,  # click.Choice made sure
     fmt: str,
 ) -> int:
     """The way back: the last position of a played game from which a win is still possible, how many

@@ -18,7 +18,7 @@ from fcanalyze.cli.options import (
     format_option,
     plural,
 )
-from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, Result
+from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, Autoplay, Result
 from fcanalyze.solve import solve as solve_deal
 
 
@@ -74,7 +74,7 @@ def solve_command(
     max_memory_mb: int,
     threads: int | None,
     short: bool,
-    autoplay: str,
+    autoplay: Autoplay,  # click.Choice made sure
     fmt: str,
 ) -> int:
     """Solve SOURCE: a deal number, or a board file in Freecell Solver's format (``-`` reads stdin; a
@@ -100,7 +100,7 @@ def solve_command(
             prove=prove,
             max_memory_mb=max_memory_mb,
             threads=threads,
-            autoplay="max" if autoplay == "max" else "safe",
+            autoplay=autoplay,
             short=short,
         )
     except ValueError as e:
