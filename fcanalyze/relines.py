@@ -25,7 +25,7 @@ from typing import Any
 import multiprocess
 import pyarrow.parquet as pq
 
-from fcanalyze import _core, atomic, records, runfile, shards
+from fcanalyze import _core, records, runfile, runner, shards
 from fcanalyze.checker import expand_autos, replay
 from fcanalyze.deals import deal_layout
 from fcanalyze.jobs import analyze
@@ -84,21 +84,13 @@ def _has_budget(path: Path, positions: int) -> bool:
         return False
 
 
-def _entry(path: Path) -> dict[str, Any]:
-    """The run file's entry of a table file already written: rows, bytes, sha256 (`shards.write`'s)."""
-    return {
-        "rows": pq.read_metadata(path).num_rows,
-        "bytes": path.stat().st_size,
-        "sha256": atomic.sha256_file(path),
-    }
-
-
-def _is_done(out: Path, block: str, entry: dict[str, Any], positions: int) -> bool:
-    """Whether the shard `block` holds the new lines already; `runfile.DamagedFile` if one of its files
-    is neither the file the run file records nor one this shortening wrote before a stop (the deals file
-    first, then the searches file, then the run file: a file with the new budget in its metadata was
-    written whole, atomically, by an earlier invocation)."""
-    new = {}
+def _shard_state(out: Path, block: str, entry: dict[str, Any], positions: int) -> str:
+    """Where the shard `block` stands: ``"todo"`` (its lines as found), ``"written"`` (its new deals file
+    written before a stop, its run file entry not yet) or ``"done"``. `runfile.DamagedFile` if one of its
+    files is neither the file the run file records nor one this shortening wrote before a stop (the
+    deals file first, then the searches file, then the run file: a file with the new budget in its
+    metadata was written whole, atomically, by an earlier invocation)."""
+    new, stale = {}, False
     for table in ("deals", "searches"):
         path = shards.path(out, table, block)
         problem = runfile.file_problem(path, entry["files"][table])
@@ -108,7 +100,10 @@ def _is_done(out: Path, block: str, entry: dict[str, Any], positions: int) -> bo
                 f"{path} is {'missing' if problem == 'missing' else 'damaged'} ({problem}); "
                 "the run it belongs to must be made again"
             )
-    return new["deals"]
+        stale = stale or problem is not None
+    if not new["deals"]:
+        return "todo"
+    return "written" if stale else "done"
 
 
 def shorten_run(
@@ -123,29 +118,23 @@ def shorten_run(
     shortened (0 when they were already). `on_progress` hears the deals of each shard done."""
     out = Path(out)
     run = _check(out, runfile.read(out), width, positions)
-    for name, entry in sorted(run.get("tables", {}).items()):
-        path = shards.derived_path(out, name)
-        problem = runfile.file_problem(path, entry)
-        if problem not in (None, "missing") and not _has_budget(path, positions):
-            raise runfile.DamagedFile(
-                f"{path} is damaged ({problem}); the run it belongs to must be made again"
-            )
-    done = {block: _is_done(out, block, entry, positions) for block, entry in sorted(run["shards"].items())}
+    runfile.check_derived_tables(out, run, accept=lambda path: _has_budget(path, positions))
+    states = {
+        block: _shard_state(out, block, entry, positions) for block, entry in sorted(run["shards"].items())
+    }
     config = {**run["config"], "shorten_width": width, "shorten_positions": positions}
     count = 0
     with multiprocess.get_context("spawn").Pool(workers or multiprocess.cpu_count()) as pool:
         for block, entry in sorted(run["shards"].items()):
-            deals_path, searches_path = shards.path(out, "deals", block), shards.path(out, "searches", block)
-            files = entry["files"]
-            finished = done[block] and not any(
-                runfile.file_problem(shards.path(out, table, block), files[table]) for table in files
-            )
-            if not finished:
+            if states[block] != "done":
+                deals_path, searches_path = (
+                    shards.path(out, "deals", block),
+                    shards.path(out, "searches", block),
+                )
                 deals = pq.read_table(deals_path).to_pylist()
                 todo = [d for d in deals if d["solution"] is not None]
-                if done[block]:
-                    # Written before a stop, its run file entry not yet.
-                    files["deals"] = _entry(deals_path)
+                if states[block] == "written":
+                    entry["files"]["deals"] = shards.entry(deals_path, len(deals))
                 else:
                     items: list[Line] = [
                         (d["deal"], d["min_cells_upper"], d["solution"], width, positions) for d in todo
@@ -154,23 +143,22 @@ def shorten_run(
                         todo, pool.imap(shorten_line, items, chunksize=8), strict=True
                     ):
                         row["solution"], row["moves"] = notation, moves
-                    files["deals"] = shards.write(deals_path, records.to_table("deals", deals, config))
+                    entry["files"]["deals"] = shards.write(
+                        deals_path, records.to_table("deals", deals, config)
+                    )
                     count += len(todo)
                 # The search that found each stored line: its row gets the line's new length.
                 lengths = {(d["deal"], d["min_cells_upper"]): d["moves"] for d in todo}
                 searches = pq.read_table(searches_path).to_pylist()
                 for s in searches:
                     s["moves"] = lengths.get((s["deal"], s["cells"]), s["moves"])
-                files["searches"] = shards.write(
+                entry["files"]["searches"] = shards.write(
                     searches_path, records.to_table("searches", searches, config)
                 )
                 runfile.write(out, run)
             if on_progress:
                 on_progress(entry["deals"])
     run["config"] = config
-    run["tables"] = {
-        name: shards.write(shards.derived_path(out, name), table)
-        for name, table in analyze.finish(out, run).items()
-    }
+    runner.write_derived_tables(analyze.JOB, out, run)
     runfile.write(out, run)
     return count

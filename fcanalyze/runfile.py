@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import platform
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -137,13 +138,16 @@ def shard_is_complete(out: Path, block: str, entry: dict[str, Any], job: str = "
     return complete
 
 
-def check_derived_tables(out: Path, run: dict[str, Any]) -> None:
+def check_derived_tables(
+    out: Path, run: dict[str, Any], accept: Callable[[Path], bool] | None = None
+) -> None:
     """Raise `DamagedFile` for a derived table the run file lists that is there but differs (one that is
-    missing is written again at the end of the run)."""
+    missing is written again at the end of the run), unless `accept` takes it (a file a stopped rewrite
+    left whole)."""
     for name, f in sorted(run.get("tables", {}).items()):
         p = shards.derived_path(out, name)
         problem = file_problem(p, f)
-        if problem not in (None, "missing"):
+        if problem not in (None, "missing") and not (accept and accept(p)):
             raise _damaged(p, problem, str(run.get("job")))
 
 

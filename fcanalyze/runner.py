@@ -605,12 +605,18 @@ def _finish(job: Job, out: Path, run_file: dict[str, Any], result: RunResult) ->
     """Write the derived tables and the complete run file."""
     run_file["shards"] = dict(sorted(run_file["shards"].items()))
     run_file["counts"] = {k: result.counts.get(k, 0) for k in job.counters}
+    write_derived_tables(job, out, run_file)
+    run_file["complete"] = True
+    runfile.write(out, run_file)
+
+
+def write_derived_tables(job: Job, out: Path, run_file: dict[str, Any]) -> None:
+    """Write the tables `job` derives from the shards at the end of a run (``unsolvable``), with the
+    configuration of `run_file`, and list them in it (the caller writes the run file)."""
     run_file["tables"] = {
         name: shards.write(shards.derived_path(out, name), table)
         for name, table in job.finish(out, run_file).items()
     }
-    run_file["complete"] = True
-    runfile.write(out, run_file)
 
 
 def _disk_full_message(out: Path, e: OSError) -> str:

@@ -47,7 +47,12 @@ def derived_path(out: Path, table: str) -> Path:
 def write(path: Path, table: pa.Table) -> dict[str, Any]:
     """Write `table` to `path` atomically; returns its entry for the run file (rows, bytes, sha256)."""
     atomic.write(path, lambda tmp: pq.write_table(table, tmp, compression=COMPRESSION, write_statistics=True))
-    return {"rows": table.num_rows, "bytes": path.stat().st_size, "sha256": atomic.sha256_file(path)}
+    return entry(path, table.num_rows)
+
+
+def entry(path: Path, rows: int) -> dict[str, Any]:
+    """The run file's entry of the table file `path` of `rows` rows, as written: rows, bytes, sha256."""
+    return {"rows": rows, "bytes": path.stat().st_size, "sha256": atomic.sha256_file(path)}
 
 
 def paths(out: Path, table: str) -> Iterator[Path]:
