@@ -47,7 +47,7 @@ class InternalError(RuntimeError):
 _Layout = dict[str, Any]
 _MoveDict = dict[str, Any]
 _Strategy = Literal["solve", "prove"]
-_SolveStrategy = Literal["solve", "prove", "short"]
+_SolveStrategy = Literal["solve", "prove", "short", "shortest"]
 _Autoplay = Literal["safe", "max"]
 
 def deal(n: int) -> list[list[str]]:
@@ -72,7 +72,9 @@ def solve(
     budget that ran out).
     With ``strategy="prove"``, `max_memory_mb` bounds the prover (past it the layered proof takes over)
     and the proof runs on `threads` threads;
-    ``strategy="short"`` looks for a short winning line as players count moves."""
+    ``strategy="short"`` looks for a short winning line as players count moves; ``"shortest"`` goes on
+    until no shorter line can exist, or the budget, and adds lower_bound: the moves every line takes at
+    least, proven (the line's own count when it is a shortest one; None unless solved)."""
 
 def solve_deals(
     deals: list[int],

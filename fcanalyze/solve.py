@@ -28,6 +28,9 @@ DEFAULT_MAX_MEMORY_MB = 8192
 PROVE_FIRST_POSITIONS = 1_000_000
 #: Budget of ``prove=True`` searches: as many positions as the core can index.
 UNLIMITED_POSITIONS = 2**32 - 2
+#: Memory of a shortest-line search (``short=True, prove=True``) per position stored, in bytes (about
+#: 65 measured, rounded up): its default budget is `max_memory_mb` over this.
+SHORTEST_BYTES_PER_POSITION = 80
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,14 @@ class Result:
     exhausted: str | None = None
     deal: int | None = None
     autoplay: Autoplay = "safe"
+    #: A shortest-line search's proven least number of moves of any line (``move_count`` when the line
+    #: is proven a shortest one); None for other searches.
+    lower_bound: int | None = None
+
+    @property
+    def shortest(self) -> bool:
+        """Whether the line is proven a shortest one."""
+        return self.outcome == "solved" and self.lower_bound == self.move_count
 
     def to_json(self) -> dict:
         """The JSON object printed by ``fcanalyze solve --format json``."""
@@ -58,6 +69,7 @@ class Result:
             "notation": self.notation,
             "elapsed_ms": round(self.elapsed_ms, 3),
             "exhausted": self.exhausted,
+            "lower_bound": self.lower_bound,
         }
 
 
@@ -84,13 +96,30 @@ def solve(
     threads (default: one per core; the count of a proof does not depend on them). The positions
     reported are those of the search that decided (for a proof, the exact reachable set). A solution is
     returned only after the independent Python checker has replayed it to a won game. ``short=True``
-    looks for a short line (moves counted as players see them) instead, within the budget (not with
-    ``prove``).
+    looks for a short line (moves counted as players see them) instead, within the budget; with
+    ``prove=True`` too, for a shortest one: the search goes on until no shorter line can exist (default
+    budget: what `max_memory_mb` holds), and ``lower_bound`` is the least number of moves it proved
+    every line takes.
     """
-    if short and prove:
-        raise ValueError("a short line and a proof are separate searches: ask for one of them")
     deal = parse_deal_number(source) if not isinstance(source, dict) else None
     layout = deal_layout(deal) if deal is not None else source
+    if short:
+        if max_positions is None:
+            memory = (max_memory_mb or DEFAULT_MAX_MEMORY_MB) << 20
+            max_positions = (
+                min(memory // SHORTEST_BYTES_PER_POSITION, UNLIMITED_POSITIONS)
+                if prove
+                else DEFAULT_MAX_POSITIONS
+            )
+        r = _core.solve(
+            layout,
+            cells,
+            max_positions=max_positions,
+            time_limit_ms=time_limit_ms,
+            strategy="shortest" if prove else "short",
+            autoplay=autoplay,
+        )
+        return _checked(layout, cells, deal, autoplay, r)
     if max_positions is None:
         max_positions = UNLIMITED_POSITIONS if prove else DEFAULT_MAX_POSITIONS
     first = min(max_positions, PROVE_FIRST_POSITIONS) if prove else max_positions
@@ -99,7 +128,7 @@ def solve(
         cells,
         max_positions=first,
         time_limit_ms=time_limit_ms,
-        strategy="short" if short else "solve",
+        strategy="solve",
         autoplay=autoplay,
     )
     if r["outcome"] == "undecided" and r["exhausted"] == "positions" and max_positions > first:
@@ -116,6 +145,11 @@ def solve(
             autoplay=autoplay,
         )
         r["elapsed_ms"] += spent
+    return _checked(layout, cells, deal, autoplay, r)
+
+
+def _checked(layout: dict, cells: int, deal: int | None, autoplay: Autoplay, r: dict) -> Result:
+    """The core's answer `r` as a `Result`, once its line (if any) has won in the independent replay."""
     if r["outcome"] == "solved":
         check = replay(layout, cells, r["moves"], autoplay=autoplay)
         if not check.ok:

@@ -27,6 +27,13 @@ def describe(r: Result, what: str) -> str:
     rules = "" if r.autoplay == "safe" else f", {r.autoplay} autoplay"
     head = f"{what}, {r.cells} free cell{'s' if r.cells != 1 else ''}{rules}"
     stats = f"{plural(r.positions, 'position')} examined, {r.elapsed_ms:,.1f} ms"
+    if r.outcome == "solved" and r.lower_bound is not None:
+        if r.shortest:
+            return f"{head}: solved in {plural(r.move_count, 'move')}, a shortest line, proven ({stats})"
+        return (
+            f"{head}: solved in {plural(r.move_count, 'move')}; every line takes at least"
+            f" {plural(r.lower_bound, 'move')}, all the budget proved ({stats})"
+        )
     if r.outcome == "solved":
         return f"{head}: solved in {plural(r.move_count, 'move')} ({stats})"
     if r.outcome == "unsolvable":
@@ -61,7 +68,7 @@ def describe(r: Result, what: str) -> str:
 @click.option(
     "--short",
     is_flag=True,
-    help="Look for a short winning line (moves as players count them) instead; not with --prove.",
+    help="Look for a short winning line (moves as players count them) instead; with --prove, a shortest one.",
 )
 @autoplay_option
 @format_option
@@ -85,11 +92,11 @@ def solve_command(
     JSON form lists every move, automatic ones marked. Every solution printed has been replayed by the
     independent checker. --autoplay max plays under macroxue's rules: every card that fits its
     foundation goes home at once and no foundation move is written. --short looks for a short line
-    within the budget; its "unsolvable" is a finished search too. Exit code: 0 solved, 1 unsolvable (a
-    finished proof), 3 undecided (a budget ran out), 2 bad input.
+    within the budget; its "unsolvable" is a finished search too. --short --prove goes on until no
+    shorter line can exist (within --max-positions, by default what --max-memory holds) and says whether
+    the line is proven a shortest one, or how many moves every line takes at least. Exit code: 0
+    solved, 1 unsolvable (a finished proof), 3 undecided (a budget ran out), 2 bad input.
     """
-    if short and prove:
-        raise BadInput("--short and --prove are separate searches; give one of them")
     src, what = load_source(source)
     try:
         r = solve_deal(

@@ -49,7 +49,7 @@ pub use heuristic::{features, peek_features, Weights, NFEATURES};
 pub use interrupt::{clear as clear_interrupt, count as interrupts, raise as interrupt};
 pub use limits::Limits;
 pub use outcome::{Budget, Outcome, SearchResult, SolutionMove};
-pub use short::{solve_short, ShortSolver};
+pub use short::{solve_short, Config as ShortConfig, ShortSolver};
 pub use shorten::{shorten, Shortener, Shortening};
 pub use solver::{Dive, Solver, Strategy};
 pub use store::BYTES_PER_POSITION;

@@ -204,6 +204,25 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// The search for a shortest line (`fcanalyze solve --short --prove`): the beams of the default,
+    /// wider (four passes, 1,000 to 8,000) and then from the eight points that cut the best line into
+    /// parts (4,000 each), give the bound; then the A* on the admissible estimate (`afw`: the blocked
+    /// runs) goes on until no shorter line can exist, or until the budget, where the least f left is
+    /// a lower bound proven on every line ([`ShortSolver::lower_bound`]).
+    pub fn shortest() -> Config {
+        Config {
+            passes: 4,
+            tails: 8,
+            tail_beam: 4000,
+            wg: 1,
+            wh: 1,
+            exact: true,
+            ..Config::default()
+        }
+    }
+}
+
 /// The weighted sum of features `f`, at least 0.
 #[inline]
 fn estimate(w: &[i32; NF], f: &[i32; NF]) -> u32 {
@@ -359,7 +378,8 @@ pub struct ShortSolver {
     moves: Vec<Move>,
     solver: Option<Solver>,
     pub config: Config,
-    /// After an A* phase: a proven lower bound on the moves of any line (0 if unknown).
+    /// After a search: a proven lower bound on the moves of any line: the blocked runs of the start, or
+    /// what an exact A* phase proved.
     pub lower_bound: u32,
 }
 
@@ -406,7 +426,8 @@ impl ShortSolver {
             prefix: Vec::new(),
             best: None,
         };
-        self.lower_bound = 0;
+        // Every line takes at least a move for each blocked run (see [`F_RUNS`]).
+        self.lower_bound = features(&p0)[F_RUNS].max(0) as u32;
         let mut complete = false;
         let mut fell_back = false;
         let mut exhausted = None;
@@ -760,13 +781,14 @@ impl ShortSolver {
         }
         self.moves = moves;
         // Lower bounds hold for the admissible estimate only (`wg == wh`, `afw` counting blocked runs).
-        self.lower_bound = match end {
+        let proven = match end {
             End::Complete => cx.bound(),
             End::Budget(_) if cfg.exact && cfg.wg == cfg.wh => {
                 ((self.queue.min() as u32) >> 6) / cfg.wg
             }
             _ => 0,
         };
+        self.lower_bound = self.lower_bound.max(proven);
         cx.spent += self.store.len() as u64;
         if matches!(end, End::Complete) && cx.best.is_none() {
             cx.proof = Some(self.store.len() as u64);

@@ -2,7 +2,7 @@
 
 use fccore::replay;
 use fccore::SolutionMove;
-use fccore::{solve_short, ShortSolver};
+use fccore::{solve_short, ShortConfig, ShortSolver};
 use fccore::{Autoplay, Layout, Position, FOUNDATION};
 use fccore::{Limits, Outcome, SearchResult, Solver, Strategy};
 
@@ -239,4 +239,35 @@ fn beams_along_the_line_keep_or_shorten_it() {
         assert!(r.player_moves() <= plain.player_moves(), "{autoplay}");
         assert!(r.positions > plain.positions, "{autoplay}");
     }
+}
+
+#[test]
+fn the_shortest_setting_proves_its_lines_or_a_bound() {
+    // `solve --short --prove`: lines proven shortest under both rules (the lengths of the exact A*
+    // above), and within a small budget a line with a bound below it, never above a shortest line.
+    let mut s = ShortSolver::new();
+    s.config = ShortConfig::shortest();
+    for (deal, rules, best) in [(6, Autoplay::Safe, 27), (3, Autoplay::Max, 18)] {
+        let layout = Layout::deal(deal).unwrap().with_autoplay(rules);
+        let r = s.solve(&layout, 4, limits(5_000_000)).unwrap();
+        assert_eq!(r.outcome, Outcome::Solved);
+        assert_eq!(
+            (r.player_moves(), s.lower_bound),
+            (best, best as u32),
+            "deal {deal}"
+        );
+        assert!(replay(&layout, 4, &r.solution).is_ok());
+    }
+    // Deal 1 takes 37 moves at least (`exact` with 20 M positions); 300,000 prove less.
+    let layout = Layout::deal(1).unwrap();
+    let r = s.solve(&layout, 4, limits(300_000)).unwrap();
+    assert_eq!(r.outcome, Outcome::Solved);
+    assert!(replay(&layout, 4, &r.solution).is_ok());
+    // At least the deal's blocked runs, at most the shortest line's length.
+    assert!(
+        s.lower_bound >= 28 && s.lower_bound <= 37,
+        "{}",
+        s.lower_bound
+    );
+    assert!(r.player_moves() >= 37);
 }

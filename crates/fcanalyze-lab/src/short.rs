@@ -9,7 +9,8 @@
 //! search as it was); to try other settings of the search: BEAM = width of the first beam pass,
 //! PASSES = beam passes (each twice as wide), FW and MFW = the beam's feature weights under the safe and
 //! the max rules, TAILS and TBEAM = beams from the positions cutting the best line into TAILS parts,
-//! SC = shortcut depth, and an A* phase with WG, WH, AFW, EXACT (see `fccore::Config`).
+//! SC = shortcut depth, and an A* phase with WG, WH, AFW, EXACT (see `fccore::Config`); SHORTEST =
+//! start from the settings of `fcanalyze solve --short --prove` (`ShortConfig::shortest`).
 //!
 //! Times: wall clock, and the thread's CPU time where Linux reports it (the machine may be shared).
 use fccore::ShortSolver;
@@ -60,6 +61,9 @@ pub fn run(args: &[String]) {
     let b: u64 = args[2].parse().expect("last deal");
     let cells: usize = args.get(3).map_or(4, |x| x.parse().expect("cells"));
     let mut s = ShortSolver::new();
+    if std::env::var("SHORTEST").is_ok() {
+        s.config = ShortConfig::shortest();
+    }
     let c = &mut s.config;
     c.beam = env("BEAM").unwrap_or(c.beam);
     c.passes = env("PASSES").unwrap_or(c.passes);
@@ -68,7 +72,7 @@ pub fn run(args: &[String]) {
     c.tail_beam = env("TBEAM").unwrap_or(c.tail_beam);
     c.wg = env("WG").unwrap_or(c.wg);
     c.wh = env("WH").unwrap_or(c.wh);
-    c.exact = std::env::var("EXACT").is_ok();
+    c.exact |= std::env::var("EXACT").is_ok();
     weights("FW", &mut c.fw);
     weights("MFW", &mut c.max_fw);
     weights("AFW", &mut c.afw);

@@ -14,6 +14,7 @@ use fccore::ClassifyLimits;
 use fccore::Error;
 use fccore::SearchResult;
 use fccore::{Layout, MAX_CELLS};
+use fccore::{Outcome, ShortConfig, ShortSolver};
 use fccore::{Shortener, Shortening};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -58,18 +59,37 @@ fn solve<'py>(
     threads: usize,
     autoplay: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    // strategy="short": a short winning line as players count moves (fccore::short).
-    if strategy == "short" {
+    // strategy="short": a short winning line as players count moves (fccore::short); "shortest":
+    // the same search going on until no shorter line can exist, or the budget, with the least number
+    // of moves it proved every line takes (`lower_bound`, equal to the line's when it is a shortest).
+    if strategy == "short" || strategy == "shortest" {
         let cells = check_cells(cells)?;
         let layout = layout_under(source, autoplay)?;
         let limits = limits(max_positions, time_limit_ms)?;
-        let r =
-            interruptible(py, || fccore::solve_short(&layout, cells, limits))?.map_err(to_py)?;
-        return result_dict(py, &r);
+        let mut solver = ShortSolver::new();
+        if strategy == "shortest" {
+            solver.config = ShortConfig::shortest();
+        }
+        let r = interruptible(py, || solver.solve(&layout, cells, limits))?.map_err(to_py)?;
+        let d = result_dict(py, &r)?;
+        if strategy == "shortest" {
+            let bound = match r.outcome {
+                Outcome::Solved => Some(solver.lower_bound),
+                _ => None,
+            };
+            if let Some(b) = bound.filter(|&b| b as usize > r.player_moves()) {
+                return Err(InternalError::new_err(format!(
+                    "the shortest-line search proved {b} moves at least, and its line has {}",
+                    r.player_moves()
+                )));
+            }
+            d.set_item("lower_bound", bound)?;
+        }
+        return Ok(d);
     }
     let cells = check_cells(cells)?;
     let layout = layout_under(source, autoplay)?;
-    let strategy = parse_strategy(strategy, "\"solve\", \"prove\" or \"short\"")?;
+    let strategy = parse_strategy(strategy, "\"solve\", \"prove\", \"short\" or \"shortest\"")?;
     let limits = limits(max_positions, time_limit_ms)?;
     let r = interruptible(py, || {
         let mut engines = Engines::with_memory(max_memory_mb.map(|m| (m as usize) << 20), threads);
