@@ -70,8 +70,9 @@ class Running:
 class Watch:
     """What a run tells its progress display besides the deals done (`on_progress`); does nothing here."""
 
-    def resuming(self, done: int, total: int, shards: int) -> None:
-        """The run starts with `done` of its `total` deals already done, `shards` shards complete."""
+    def resuming(self, done: int, total: int, shards: int, journaled: int) -> None:
+        """The run starts with `done` of its `total` deals already done: those of `shards` complete shards
+        and `journaled` deals of shards it goes on with (counted done again as those shards go on)."""
 
     def finished(self, deals: int, cpu_ms: float) -> None:
         """`deals` deals computed in this run, whose searches took `cpu_ms` milliseconds."""
@@ -336,10 +337,10 @@ def _run(
     journals = journal.Journals(out)
     # Resumable files of the layered proofs in progress (a directory per deal).
     scratch = journal.scratch(out) if job.decided_records else None
-    kept = sum(state.run_file["shards"][b]["deals"] for b in state.skip)
-    kept += sum(len(records) for records in state.resume.values())
-    if 0 < kept < range_size(spans):  # a run with nothing left to compute resumes nothing
-        watch.resuming(kept, range_size(spans), len(state.skip))
+    whole = sum(state.run_file["shards"][b]["deals"] for b in state.skip)
+    journaled = sum(len(records) for records in state.resume.values())
+    if 0 < whole + journaled < range_size(spans):  # a run with nothing left to compute resumes nothing
+        watch.resuming(whole + journaled, range_size(spans), len(state.skip), journaled)
     for block in sorted(state.skip):
         _skip(state.run_file["shards"][block], block, journals, result, on_skip)
 

@@ -213,10 +213,14 @@ class Progress(Watch):
             self.bar.total -= n
             self.bar.refresh()
 
-    def resuming(self, done: int, total: int, shards: int) -> None:
+    def resuming(self, done: int, total: int, shards: int, journaled: int) -> None:
         self.kept, self.shards = done, shards
-        complete = f"{shards:,} shard{'' if shards == 1 else 's'} complete"
-        self._say(f"resuming: {done:,} of {total:,} deals already done ({complete})")
+        what = f"{shards:,} shard{'' if shards == 1 else 's'} complete"
+        if journaled:
+            # The progress counts these when their shards go on: say so, or its count looks too low.
+            deals = f"{journaled:,} deal{'' if journaled == 1 else 's'}"
+            what += f", {deals} of started shards, counted as those go on"
+        self._say(f"resuming: {done:,} of {total:,} deals already done ({what})")
 
     def finished(self, deals: int, cpu_ms: float) -> None:
         with self.lock:
