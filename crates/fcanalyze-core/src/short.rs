@@ -28,7 +28,7 @@
 use std::time::Instant;
 
 use crate::autoplay::Autoplay;
-use crate::card::{fits_on, is_red, rank, suit, NONE};
+use crate::card::{fits_on, is_red, rank, suit, Card, NONE};
 use crate::error::Result;
 use crate::key::Key;
 use crate::layout::{Layout, NCOLS};
@@ -68,59 +68,186 @@ pub fn features(p: &Position) -> [i32; NF] {
 /// The part of the features that depends on column `col` alone (0, 1, 2, 4, 7, 9, 10 and 11).
 #[inline]
 pub(crate) fn column_features(p: &Position, col: usize) -> [i32; NF] {
-    let mut f = [0i32; NF];
-    let max = p.autoplay() == Autoplay::Max;
     let mut buf = [NONE; 52];
     let mut n = 0;
     let mut c = p.top(col);
-    if c == NONE {
-        f[4] = 1;
-        return f;
-    }
     while c != NONE {
         buf[n] = c;
         n += 1;
         c = p.below(c);
     }
-    // Bottom to top: the lowest rank below per suit and per colour says whether a card is blocked;
-    // a run starts wherever a card does not fit on the one below it.
-    let mut min_suit = [99u8; 4];
-    let mut min_col = [99u8; 2];
-    let mut min_any = 99u8;
-    let mut run_above = false;
-    let (mut run_blocked, mut run_len) = (false, 0);
-    for i in (0..n).rev() {
-        let c = buf[i];
-        if i + 1 < n && !fits_on(c, buf[i + 1]) {
-            f[1] += run_blocked as i32;
-            f[7] += (run_blocked && run_len > 1) as i32;
-            f[11] += run_above as i32;
-            run_blocked = false;
-            run_above = false;
-            run_len = 0;
+    let max = p.autoplay() == Autoplay::Max;
+    let mut fold = Fold::EMPTY;
+    for &c in buf[..n].iter().rev() {
+        fold.add(c, max);
+    }
+    fold.features()
+}
+
+/// The column features of a column's cards from the buried one up to some card: folded one card at a
+/// time, bottom to top, so that a column that only gained or lost cards on top is made from the fold of
+/// the cards it kept ([`Columns`]). The lowest rank below per suit and per colour says whether a card
+/// is blocked; a run starts wherever a card does not fit on the one below it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Fold {
+    min_suit: [u8; 4],
+    min_col: [u8; 2],
+    min_any: u8,
+    /// The card folded last (the next one lies on it), NONE for none.
+    top: Card,
+    n: u8,
+    /// The run being folded: its length, whether it holds a blocked card (feature 1), a card above a
+    /// lower card of any suit (11).
+    run_len: u8,
+    run_blocked: bool,
+    run_above: bool,
+    /// Features 0, 1, 7, 9, 10 and 11 of the cards and the runs closed so far.
+    f: [u8; 6],
+}
+
+impl Fold {
+    const EMPTY: Fold = Fold {
+        min_suit: [99; 4],
+        min_col: [99; 2],
+        min_any: 99,
+        top: NONE,
+        n: 0,
+        run_len: 0,
+        run_blocked: false,
+        run_above: false,
+        f: [0; 6],
+    };
+
+    /// Fold card `c`, lying on the cards folded so far (`max`: the rules are [`Autoplay::Max`]).
+    #[inline(always)]
+    fn add(&mut self, c: Card, max: bool) {
+        if self.top != NONE && !fits_on(c, self.top) {
+            self.close_run();
         }
         let r = rank(c);
         let s = suit(c) as usize;
         let red = is_red(c) as usize;
-        let blocked = min_suit[s] < r || (!max && min_col[1 - red] + 2 <= r);
-        f[0] += blocked as i32;
-        run_blocked |= blocked;
-        let above = min_any < r;
-        f[10] += above as i32;
-        run_above |= above;
-        min_any = min_any.min(r);
-        run_len += 1;
-        min_suit[s] = min_suit[s].min(r);
-        min_col[red] = min_col[red].min(r);
-        if r == 12 && i + 1 < n {
-            f[9] += 1;
+        let blocked = self.min_suit[s] < r || (!max && self.min_col[1 - red] + 2 <= r);
+        self.f[0] += blocked as u8;
+        self.run_blocked |= blocked;
+        let above = self.min_any < r;
+        self.f[4] += above as u8;
+        self.run_above |= above;
+        self.min_any = self.min_any.min(r);
+        self.run_len += 1;
+        self.min_suit[s] = self.min_suit[s].min(r);
+        self.min_col[red] = self.min_col[red].min(r);
+        // A king not at the bottom.
+        self.f[3] += (r == 12 && self.top != NONE) as u8;
+        self.top = c;
+        self.n += 1;
+    }
+
+    #[inline(always)]
+    fn close_run(&mut self) {
+        self.f[1] += self.run_blocked as u8;
+        self.f[2] += (self.run_blocked && self.run_len > 1) as u8;
+        self.f[5] += self.run_above as u8;
+        self.run_blocked = false;
+        self.run_above = false;
+        self.run_len = 0;
+    }
+
+    /// The column's features, its last run closed.
+    #[inline(always)]
+    fn features(mut self) -> [i32; NF] {
+        let mut f = [0i32; NF];
+        if self.n == 0 {
+            f[4] = 1;
+            return f;
+        }
+        self.close_run();
+        f[0] = self.f[0] as i32;
+        f[1] = self.f[1] as i32;
+        f[2] = self.n as i32;
+        f[7] = self.f[2] as i32;
+        f[9] = self.f[3] as i32;
+        f[10] = self.f[4] as i32;
+        f[11] = self.f[5] as i32;
+        f
+    }
+}
+
+/// A beam's parent position, folded: the fold of each of its column cards (the cards from the buried
+/// one up to it) and each column's features, from which a child's columns are made by folding only the
+/// cards the move put on them.
+pub(crate) struct Columns {
+    fold: [Fold; 52],
+    /// Per card: its column in the parent, `NCOLS` for none (a card in a cell or home).
+    col: [u8; 52],
+    features: [[i32; NF]; NCOLS],
+    /// The sum of `features`.
+    total: [i32; NF],
+}
+
+impl Columns {
+    pub(crate) fn new() -> Columns {
+        Columns {
+            fold: [Fold::EMPTY; 52],
+            col: [NCOLS as u8; 52],
+            features: [[0; NF]; NCOLS],
+            total: [0; NF],
         }
     }
-    f[1] += run_blocked as i32;
-    f[7] += (run_blocked && run_len > 1) as i32;
-    f[11] += run_above as i32;
-    f[2] = n as i32;
-    f
+
+    /// Fold the columns of `p` (a buffer kept from parent to parent: only `col` says which folds hold).
+    pub(crate) fn load(&mut self, p: &Position) {
+        let max = p.autoplay() == Autoplay::Max;
+        let cols = self;
+        cols.col = [NCOLS as u8; 52];
+        cols.total = [0; NF];
+        let mut buf = [NONE; 52];
+        for col in 0..NCOLS {
+            let mut n = 0;
+            let mut c = p.top(col);
+            while c != NONE {
+                buf[n] = c;
+                n += 1;
+                c = p.below(c);
+            }
+            let mut fold = Fold::EMPTY;
+            for &c in buf[..n].iter().rev() {
+                fold.add(c, max);
+                cols.fold[c as usize] = fold;
+                cols.col[c as usize] = col as u8;
+            }
+            cols.features[col] = fold.features();
+            for (t, x) in cols.total.iter_mut().zip(cols.features[col]) {
+                *t += x;
+            }
+        }
+    }
+
+    /// The features of column `col` of `q`, a child of the parent: the fold of its highest card that
+    /// lay in the same column of the parent (a move takes cards off one column and puts them on
+    /// another, so that card stayed, and every card under it), then the cards above it, which the move
+    /// brought.
+    #[inline(always)]
+    fn child_column(&self, q: &Position, col: usize) -> [i32; NF] {
+        let mut brought = [NONE; 52];
+        let mut n = 0;
+        let mut c = q.top(col);
+        while c != NONE && self.col[c as usize] != col as u8 {
+            brought[n] = c;
+            n += 1;
+            c = q.below(c);
+        }
+        let mut fold = if c == NONE {
+            Fold::EMPTY
+        } else {
+            self.fold[c as usize]
+        };
+        let max = q.autoplay() == Autoplay::Max;
+        for &c in brought[..n].iter().rev() {
+            fold.add(c, max);
+        }
+        fold.features()
+    }
 }
 
 /// Add the features that do not come from single columns: the free cells (2, 3, 5, 8) and, when
@@ -233,35 +360,42 @@ fn estimate(w: &[i32; NF], f: &[i32; NF]) -> u32 {
     v.max(0) as u32
 }
 
+/// The [`features`] of `q`, a child of `p`, made from `cols`, `p` folded ([`Columns::load`]): a column
+/// whose exposed card the move left alone has `p`'s features, the others (a move changes two or three
+/// columns) fold only the cards the move brought; the depth of the next cards (feature 6, a walk over
+/// the columns) only when `depth`.
+#[inline(always)]
+pub(crate) fn child_features(p: &Position, cols: &Columns, q: &Position, depth: bool) -> [i32; NF] {
+    let mut f = cols.total;
+    for (col, pf) in cols.features.iter().enumerate() {
+        if q.top(col) != p.top(col) {
+            let cf = cols.child_column(q, col);
+            for ((x, y), z) in f.iter_mut().zip(cf).zip(pf) {
+                *x += y - z;
+            }
+        }
+    }
+    global_features(q, &mut f, depth);
+    f
+}
+
 /// Where a beam ranks `q`, a child of `p` reached in `g` moves from the beam's start: its estimate of
 /// the moves left under the weights `fw`, or None when even `g` plus its blocked runs (a lower bound,
 /// see [`F_RUNS`]) does not beat `bound`, the moves of the best line so far.
 ///
 /// Both beams, [`ShortSolver`]'s and [`crate::shorten::Shortener`]'s, rank children here. It is their
-/// hot loop, so the features are made incrementally: `colf`, the per-column features of `p`, stand
-/// for every column whose exposed card the move left alone (a move changes two or three columns), and
-/// the depth of the next cards (feature 6, a walk over the columns) is skipped when `fw` ignores it.
+/// hot loop, so the features are made incrementally ([`child_features`]), and the depth of the next
+/// cards (feature 6) is skipped when `fw` ignores it.
 #[inline(always)]
 pub(crate) fn child_estimate(
     p: &Position,
-    colf: &[[i32; NF]; NCOLS],
+    cols: &Columns,
     q: &Position,
     fw: &[i32; NF],
     g: u32,
     bound: u32,
 ) -> Option<u32> {
-    let mut f = [0i32; NF];
-    for (col, pf) in colf.iter().enumerate() {
-        let cf = if q.top(col) == p.top(col) {
-            *pf
-        } else {
-            column_features(q, col)
-        };
-        for (x, y) in f.iter_mut().zip(cf) {
-            *x += y;
-        }
-    }
-    global_features(q, &mut f, fw[6] != 0);
+    let f = child_features(p, cols, q, fw[6] != 0);
     // A move takes at most one blocked run away: drop what cannot beat the best.
     if g + f[F_RUNS] as u32 >= bound {
         return None;
@@ -571,6 +705,7 @@ impl ShortSolver {
         // stored, best estimate first, so the store sees about `width` keys per layer.
         let mut cand: Vec<(u32, u32, Key)> = Vec::new();
         let mut moves = std::mem::take(&mut self.moves);
+        let mut cols = Columns::new();
         let mut end = End::Complete;
         let mut g = 0u32;
         'layers: while !layer.is_empty() {
@@ -586,7 +721,7 @@ impl ShortSolver {
                     break 'layers;
                 }
                 let p = Position::from_key(&self.store.get(idx).key(), cx.origin, cx.ncells);
-                let colf: [[i32; NF]; NCOLS] = std::array::from_fn(|col| column_features(&p, col));
+                cols.load(&p);
                 p.moves(&mut moves);
                 for &m in &moves {
                     let mut q = p;
@@ -596,7 +731,7 @@ impl ShortSolver {
                         self.goal(&q, idx, g + 1, cx);
                         continue;
                     }
-                    let Some(h) = child_estimate(&p, &colf, &q, &fw, g + 1, cx.bound()) else {
+                    let Some(h) = child_estimate(&p, &cols, &q, &fw, g + 1, cx.bound()) else {
                         end = End::Pruned;
                         continue;
                     };
@@ -714,8 +849,8 @@ impl ShortSolver {
         }
         self.reset(p0);
         let cfg = self.config.clone();
-        let est = |q: &Position| estimate(&cfg.afw, &features(q));
-        let h0 = est(p0);
+        let h0 = estimate(&cfg.afw, &features(p0));
+        let mut cols = Columns::new();
         self.queue.push((cfg.wh * h0) * 64 + h0.min(63), 0);
         let mut moves = std::mem::take(&mut self.moves);
         let mut expanded = 0u64;
@@ -746,6 +881,7 @@ impl ShortSolver {
                 break;
             }
             let p = Position::from_key(&self.store.get(idx).key(), cx.origin, cx.ncells);
+            cols.load(&p);
             p.moves(&mut moves);
             for &m in &moves {
                 let mut q = p;
@@ -771,7 +907,7 @@ impl ShortSolver {
                 } else {
                     continue;
                 }
-                let h = est(&q);
+                let h = estimate(&cfg.afw, &child_features(&p, &cols, &q, cfg.afw[6] != 0));
                 self.queue
                     .push((cfg.wg * (g + 1) + cfg.wh * h) * 64 + h.min(63), c);
             }
@@ -886,4 +1022,57 @@ impl ShortSolver {
 /// Search `layout` with `ncells` free cells for a short winning line, as players count moves.
 pub fn solve_short(layout: &Layout, ncells: usize, limits: Limits) -> Result<SearchResult> {
     ShortSolver::new().solve(layout, ncells, limits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The features a beam makes from its parent's folded columns are those of the child made whole,
+    /// for every child of the positions along walks through deals under both rules and cell counts.
+    #[test]
+    fn folded_columns_give_the_childrens_features() {
+        let mut moves = Vec::new();
+        let mut checked = 0;
+        for deal in 1..=40u64 {
+            for (rules, cells) in [(Autoplay::Safe, 4), (Autoplay::Max, 2), (Autoplay::Safe, 0)] {
+                let layout = Layout::deal(deal).unwrap().with_autoplay(rules);
+                let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
+                p.settle(None);
+                for step in 0..60usize {
+                    let p0 = Position::from_key(p.key(), &origin, cells as u8);
+                    let mut cols = Columns::new();
+                    cols.load(&p0);
+                    for col in 0..NCOLS {
+                        assert_eq!(cols.features[col], column_features(&p0, col));
+                    }
+                    p0.moves(&mut moves);
+                    if moves.is_empty() {
+                        break;
+                    }
+                    for &m in &moves {
+                        let mut q = p0;
+                        q.apply(m, &origin);
+                        q.settle(None);
+                        for col in 0..NCOLS {
+                            if q.top(col) != p0.top(col) {
+                                assert_eq!(
+                                    cols.child_column(&q, col),
+                                    column_features(&q, col),
+                                    "deal {deal} step {step} move {m:?} column {col}"
+                                );
+                                checked += 1;
+                            }
+                        }
+                        assert_eq!(child_features(&p0, &cols, &q, true), features(&q));
+                    }
+                    let m = moves[(deal as usize * 7 + step * 13) % moves.len()];
+                    p = p0;
+                    p.apply(m, &origin);
+                    p.settle(None);
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
 }

@@ -21,10 +21,9 @@ use std::collections::HashMap;
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::layout::Layout;
-use crate::layout::NCOLS;
 use crate::outcome::{Outcome, SearchResult, SolutionMove};
 use crate::position::{Move, Origin, Position};
-use crate::short::{child_estimate, column_features, fill_layer, finish_cost, NF};
+use crate::short::{child_estimate, fill_layer, finish_cost, Columns, NF};
 use crate::store::Store;
 
 /// How one line is shortened: how much work it may do (tables record it, so that a resumed run
@@ -198,12 +197,13 @@ impl Shortener {
         let mut layer = vec![0u32];
         let mut moves = std::mem::take(&mut self.moves);
         let mut cand = std::mem::take(&mut self.cand);
+        let mut cols = Columns::new();
         let mut g = 0u32;
         while !layer.is_empty() && g + 2 <= best.0 {
             cand.clear();
             for &idx in &layer {
                 let p = Position::from_key(&self.store.get(idx).key(), origin, ncells);
-                let colf: [[i32; NF]; NCOLS] = std::array::from_fn(|col| column_features(&p, col));
+                cols.load(&p);
                 p.moves(&mut moves);
                 for &m in &moves {
                     let mut q = p;
@@ -223,7 +223,7 @@ impl Shortener {
                         }
                         continue;
                     }
-                    let Some(h) = child_estimate(&p, &colf, &q, &self.fw, g + 1, best.0) else {
+                    let Some(h) = child_estimate(&p, &cols, &q, &self.fw, g + 1, best.0) else {
                         continue;
                     };
                     cand.push((h, idx, *q.key()));
