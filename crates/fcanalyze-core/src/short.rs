@@ -69,6 +69,18 @@ pub fn features(p: &Position) -> [i32; NF] {
 #[inline]
 pub(crate) fn column_features(p: &Position, col: usize) -> [i32; NF] {
     let mut buf = [NONE; 52];
+    let n = column_cards(p, col, &mut buf);
+    let max = p.autoplay() == Autoplay::Max;
+    let mut fold = Fold::EMPTY;
+    for &c in buf[..n].iter().rev() {
+        fold.add(c, max);
+    }
+    fold.features()
+}
+
+/// Put the cards of column `col` of `p` into `buf`, the exposed one first; their number.
+#[inline(always)]
+fn column_cards(p: &Position, col: usize, buf: &mut [Card; 52]) -> usize {
     let mut n = 0;
     let mut c = p.top(col);
     while c != NONE {
@@ -76,12 +88,7 @@ pub(crate) fn column_features(p: &Position, col: usize) -> [i32; NF] {
         n += 1;
         c = p.below(c);
     }
-    let max = p.autoplay() == Autoplay::Max;
-    let mut fold = Fold::EMPTY;
-    for &c in buf[..n].iter().rev() {
-        fold.add(c, max);
-    }
-    fold.features()
+    n
 }
 
 /// The column features of a column's cards from the buried one up to some card: folded one card at a
@@ -198,26 +205,19 @@ impl Columns {
     /// Fold the columns of `p` (a buffer kept from parent to parent: only `col` says which folds hold).
     pub(crate) fn load(&mut self, p: &Position) {
         let max = p.autoplay() == Autoplay::Max;
-        let cols = self;
-        cols.col = [NCOLS as u8; 52];
-        cols.total = [0; NF];
+        self.col = [NCOLS as u8; 52];
+        self.total = [0; NF];
         let mut buf = [NONE; 52];
         for col in 0..NCOLS {
-            let mut n = 0;
-            let mut c = p.top(col);
-            while c != NONE {
-                buf[n] = c;
-                n += 1;
-                c = p.below(c);
-            }
+            let n = column_cards(p, col, &mut buf);
             let mut fold = Fold::EMPTY;
             for &c in buf[..n].iter().rev() {
                 fold.add(c, max);
-                cols.fold[c as usize] = fold;
-                cols.col[c as usize] = col as u8;
+                self.fold[c as usize] = fold;
+                self.col[c as usize] = col as u8;
             }
-            cols.features[col] = fold.features();
-            for (t, x) in cols.total.iter_mut().zip(cols.features[col]) {
+            self.features[col] = fold.features();
+            for (t, x) in self.total.iter_mut().zip(self.features[col]) {
                 *t += x;
             }
         }
