@@ -89,7 +89,7 @@ def _count(column: pa.ChunkedArray, value: Any) -> int:
 
 
 def _search_figures(searches: pa.Table) -> dict[str, Any]:
-    """Per cell count: outcomes, positions and CPU time; the time per deal and the slowest deals."""
+    """Per cell count: outcomes, positions and search time (elapsed, summed); the time per deal and the slowest deals."""
     per_cells = []
     for k in sorted(set(searches["cells"].to_pylist())):
         s = searches.filter(pc.equal(searches["cells"], k))
@@ -327,7 +327,7 @@ def _render_run(stats: dict[str, Any]) -> list[str]:
         + ("" if stats["complete"] else " (run not complete)")
     )
     lines.append(
-        f"- search CPU time: {stats['cpu_s']:,.1f} s; per deal (ms): "
+        f"- search time (each search's elapsed time, summed): {stats['cpu_s']:,.1f} s; per deal (ms): "
         + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["ms_per_deal"].items())
     )
     return lines
@@ -391,7 +391,7 @@ def _render_searches(stats: dict[str, Any]) -> list[str]:
         "",
         "## Searches per cell count",
         "",
-        "| cells | solved | unsolvable | undecided | positions p50 | p90 | p99 | max | CPU s |",
+        "| cells | solved | unsolvable | undecided | positions p50 | p90 | p99 | max | search s |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in stats["searches"]:

@@ -28,7 +28,7 @@ from fcanalyze.cli.errors import BadInput
 def report(directory: Path, output: Path | None, png_dir: Path | None) -> None:
     """Write a report of the run in DIRECTORY (from analyze or verify-unsolvable): one HTML file that
     opens without a network, with the classes and minimum cells (or outcomes) beside the published
-    figures, proof sizes, CPU time per deal and the share of the heaviest deals, solution lengths, the
+    figures, proof sizes, search time per deal and the share of the heaviest deals, solution lengths, the
     heaviest deals, the unsolvable list and the run's configuration and provenance."""
     from fcanalyze import report as report_mod  # matplotlib is imported only by this command
 

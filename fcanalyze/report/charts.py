@@ -244,7 +244,7 @@ def proof_sizes_chart(data: RunData) -> Chart | None:
 
 
 def cpu_chart(data: RunData) -> Chart:
-    """The CPU time per deal (all its searches), log-log histogram, with its median and 99th percentile."""
+    """The search time per deal (all its searches), log-log histogram, with its median and 99th percentile."""
     fig, (ax,) = _figure()
     ms = data.per_deal["ms"].to_numpy()
     counts, _, _ = ax.hist(ms, bins=_log_bins(ms, 50), color=OURS)
@@ -254,14 +254,14 @@ def cpu_chart(data: RunData) -> Chart:
         v = float(np.percentile(ms, q))
         ax.axvline(v, color="#333333", linestyle=style, linewidth=1, label=f"p{q}: {duration(v)}")
     ax.legend(frameon=False, fontsize=8)
-    ax.set_xlabel("CPU time per deal, ms (log scale)")
+    ax.set_xlabel("search time per deal, ms (log scale)")
     ax.set_ylabel("deals (log scale)")
-    ax.set_title("CPU time per deal")
+    ax.set_title("Search time per deal")
     caption = (
-        f"Search CPU time per deal, all its searches summed, over {len(ms):,} deals: "
+        f"Search time per deal (elapsed), all its searches summed, over {len(ms):,} deals: "
         f"{ms.sum() / 1e3:,.1f} s in all, the slowest {duration(float(ms.max()))}."
     )
-    return Chart("cpu_per_deal", "CPU time per deal", caption, fig)
+    return Chart("cpu_per_deal", "Search time per deal", caption, fig)
 
 
 def duration(ms: float) -> str:
@@ -274,7 +274,7 @@ def duration(ms: float) -> str:
 
 
 def time_share(data: RunData) -> list[tuple[int, float]]:
-    """The share (0-1) of the run's CPU time in its heaviest 1, 10, 100, 1000 deals (those it has)."""
+    """The share (0-1) of the run's search time in its heaviest 1, 10, 100, 1000 deals (those it has)."""
     ms = data.per_deal["ms"].to_numpy()
     total = ms.sum() or 1.0
     cum = np.cumsum(ms) / total
@@ -282,7 +282,7 @@ def time_share(data: RunData) -> list[tuple[int, float]]:
 
 
 def time_share_chart(data: RunData) -> Chart:
-    """The cumulative share of the run's CPU time against the number of heaviest deals (log scale)."""
+    """The cumulative share of the run's search time against the number of heaviest deals (log scale)."""
     fig, (ax,) = _figure()
     ms = data.per_deal["ms"].to_numpy()
     cum = np.cumsum(ms) / (ms.sum() or 1.0)
@@ -302,11 +302,11 @@ def time_share_chart(data: RunData) -> Chart:
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     _thousands(ax.xaxis)
     ax.set_xlabel("heaviest deals (log scale)")
-    ax.set_ylabel("share of the run's CPU time")
+    ax.set_ylabel("share of the run's search time")
     ax.set_title("where the time went")
     ax.grid(True, alpha=0.3)
     shares = ", ".join(f"top {n:,} {s:.1%}" for n, s in time_share(data))
-    caption = f"Share of the search CPU time spent in the heaviest deals: {shares}."
+    caption = f"Share of the search time spent in the heaviest deals: {shares}."
     return Chart("time_share", "Where the time went", caption, fig)
 
 

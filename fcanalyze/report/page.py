@@ -100,7 +100,7 @@ def _header(data: RunData) -> str:
     lead = (
         f"<code>fcanalyze {job}</code> of deals {escape(data.run['range'])}, read from "
         f"<code>{escape(str(data.out))}</code>: {s['deals_done']:,} of {s['deals']:,} deals done ({state}); "
-        f"search CPU time {s['cpu_s']:,.1f} s."
+        f"search time {s['cpu_s']:,.1f} s (each search's elapsed time, summed)."
     )
     links = [("classes", "Classes" if data.is_analyze else "Outcomes"), ("time", "Time")]
     links += [("proofs", "Proofs"), ("moves", "Solutions"), ("unsolvable", "Unsolvable")]
@@ -171,7 +171,7 @@ def _heaviest(data: RunData) -> str:
         cum += ms
         row = [i, str(d), duration(ms), f"{ms / total:.1%}", f"{cum / total:.1%}", pos, "; ".join(detail[d])]
         rows.append([*row, classes[d]] if classes else row)
-    head = ["#", "deal", "CPU time", "share", "cumulative", "positions", "searches (cells: outcome)"]
+    head = ["#", "deal", "search time", "share", "cumulative", "positions", "searches (cells: outcome)"]
     return _table([*head, "class"] if classes else head, rows, {0, 1, 2, 3, 4, 5})
 
 
@@ -181,9 +181,9 @@ def _time(data: RunData, charts: dict[str, Chart]) -> str:
     return "\n".join(
         [
             '<h2 id="time">Where the time went</h2>',
-            "<p>CPU time per deal (ms): " + ", ".join(f"{k} {_num(v)}" for k, v in q.items()) + ".</p>",
+            "<p>Search time per deal (ms): " + ", ".join(f"{k} {_num(v)}" for k, v in q.items()) + ".</p>",
             _figure(charts, "cpu_per_deal"),
-            f"<p>Share of the run's search CPU time in its heaviest deals: {shares}.</p>",
+            f"<p>Share of the run's search time in its heaviest deals: {shares}.</p>",
             _figure(charts, "time_share"),
             f"<h3>The {min(HEAVIEST, data.per_deal.num_rows)} heaviest deals</h3>",
             _heaviest(data),
@@ -197,7 +197,7 @@ def _proofs(data: RunData, charts: dict[str, Chart]) -> str:
         p = r["positions"]
         counts = [r["cells"], r["solved"], r["unsolvable"], r["undecided"]]
         rows.append([*counts, p["p50"], p["p90"], p["p99"], p["max"], round(r["cpu_s"], 1)])
-    head = ["cells", "solved", "unsolvable", "undecided", "positions p50", "p90", "p99", "max", "CPU s"]
+    head = ["cells", "solved", "unsolvable", "undecided", "positions p50", "p90", "p99", "max", "search s"]
     return "\n".join(
         [
             '<h2 id="proofs">Searches and proof sizes</h2>',
