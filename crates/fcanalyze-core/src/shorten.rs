@@ -78,6 +78,10 @@ struct Found {
 /// A reusable shortener: keeps its tables from one line to the next.
 pub struct Shortener {
     store: Store,
+    /// The positions of the line being shortened, and per stored position its last index in the
+    /// line ([`Shortener::index`]): where a beam rejoins it.
+    line: Store,
+    at: Vec<u32>,
     moves: Vec<Move>,
     cand: Vec<(u32, u32, Key)>,
     /// The weights of the current line's beams.
@@ -94,6 +98,8 @@ impl Shortener {
     pub fn new() -> Shortener {
         Shortener {
             store: Store::new(),
+            line: Store::new(),
+            at: Vec::new(),
             moves: Vec::new(),
             cand: Vec::new(),
             fw: WEIGHTS,
@@ -116,6 +122,7 @@ impl Shortener {
         self.fw = budget.weights;
         let mut spent = 0u64;
         let mut width = budget.width;
+        self.index(&chain);
         while chain.len() > 1 && spent < budget.max_positions {
             let before = spent;
             let mut k = 0;
@@ -129,11 +136,13 @@ impl Shortener {
                         out.extend(path);
                         let Some(j) = rejoin else {
                             chain = out;
+                            self.index(&chain);
                             break;
                         };
                         k = out.len() - 1;
                         out.extend_from_slice(&chain[j + 1..]);
                         chain = out;
+                        self.index(&chain);
                     }
                     None => k += STRIDE,
                 }
@@ -169,6 +178,20 @@ impl Shortener {
         Ok(())
     }
 
+    /// Index the positions of `chain` for the beams' rejoins (a position met twice: its last index).
+    fn index(&mut self, chain: &[Key]) {
+        self.line.clear();
+        self.at.clear();
+        for (i, key) in chain.iter().enumerate() {
+            let (idx, new) = self.line.insert_or_get(key, 0);
+            if new {
+                self.at.push(i as u32);
+            } else {
+                self.at[idx as usize] = i as u32;
+            }
+        }
+    }
+
     /// A beam of `width` from `chain[k]` storing at most `budget` positions: the best way it found to a
     /// sorted position or to a later position of the line in fewer moves than the line, if any.
     fn beam(
@@ -183,12 +206,13 @@ impl Shortener {
         let n = chain.len() - 1;
         let last = Position::from_key(&chain[n], origin, ncells);
         let finish = n as u32 + finish_cost(&last, origin);
-        // The moves from each later position of the line to the end.
-        let index: HashMap<Key, u32> = chain[k + 1..]
-            .iter()
-            .enumerate()
-            .map(|(i, key)| (*key, (k + 1 + i) as u32))
-            .collect();
+        // A later position of the line: its index (the line takes `finish` minus that from there).
+        let (line, at) = (&self.line, &self.at);
+        let later = |key: &Key| {
+            line.find(key)
+                .map(|i| at[i as usize])
+                .filter(|&j| j as usize > k)
+        };
         // Best so far: moves from chain[k], the stored parent and the key reached, the rejoin index.
         let mut best: (u32, u32, Key, Option<usize>) = (finish - k as u32, 0, chain[k], None);
         let found = |best: &(u32, u32, Key, Option<usize>)| best.2 != chain[k];
@@ -216,7 +240,7 @@ impl Shortener {
                         }
                         continue;
                     }
-                    if let Some(&j) = index.get(q.key()) {
+                    if let Some(j) = later(q.key()) {
                         let cost = g + 1 + finish - j;
                         if cost < best.0 {
                             best = (cost, idx, *q.key(), Some(j as usize));

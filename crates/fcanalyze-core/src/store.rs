@@ -113,7 +113,7 @@ impl Store {
     }
 
     /// The index of `key` if stored.
-    #[cfg(test)]
+    #[inline]
     pub fn find(&self, key: &Key) -> Option<u32> {
         let h = hash(key);
         let tag = h & 0xFFFF_FFFF_0000_0000;
