@@ -4,7 +4,8 @@
 //! Usage: fcanalyze-lab short A B [CELLS]
 //!
 //! Environment (all optional): AUTOPLAY = the rules, `safe` (default, SPEC §2) or `max`, CAP = most
-//! positions per deal (default 10,000,000), MS = time limit per deal in ms, VERBOSE = one line per deal
+//! positions per deal (default 10,000,000), MS = time limit per deal in ms, STEP = every STEP-th deal
+//! from A (a sample of a range), VERBOSE = one line per deal
 //! (with its CPU time and a fingerprint of its line, equal before and after a change meant to leave the
 //! search as it was); to try other settings of the search: BEAM = width of the first beam pass,
 //! PASSES = beam passes (each twice as wide), FW and MFW = the beam's feature weights under the safe and
@@ -60,6 +61,7 @@ pub fn run(args: &[String]) {
     let a: u64 = args[1].parse().expect("first deal");
     let b: u64 = args[2].parse().expect("last deal");
     let cells: usize = args.get(3).map_or(4, |x| x.parse().expect("cells"));
+    let step: usize = env("STEP").unwrap_or(1);
     let mut s = ShortSolver::new();
     if std::env::var("SHORTEST").is_ok() {
         s.config = ShortConfig::shortest();
@@ -84,7 +86,7 @@ pub fn run(args: &[String]) {
     let verbose = std::env::var("VERBOSE").is_ok();
     let (mut moves, mut wall, mut cpu, mut other) = (vec![], vec![], vec![], vec![]);
     let t = std::time::Instant::now();
-    for d in a..=b {
+    for d in (a..=b).step_by(step) {
         let c0 = cpu_ms();
         let layout = Layout::deal(d).unwrap().with_autoplay(autoplay);
         let r = s.solve(&layout, cells, limits).unwrap();

@@ -5,9 +5,10 @@
 //!
 //! Environment (all optional): WIDTH = the beams' width, BUDGET = positions per line (defaults:
 //! `fccore::Shortening::default()`), FW = the beams' feature weights, CAP = most positions of each solve
-//! (default 10,000,000), AUTOPLAY = the rules, `safe` (default, SPEC §2) or `max`, VERBOSE = one line per
-//! deal: its moves before and after and a fingerprint of the shortened line (equal before and after a
-//! change meant to leave the shortening as it was).
+//! (default 10,000,000), STEP = every STEP-th deal from A (a sample of a range), AUTOPLAY = the rules,
+//! `safe` (default, SPEC §2) or `max`, VERBOSE = one line per deal: its moves before and after and a
+//! fingerprint of the shortened line (equal before and after a change meant to leave the shortening as
+//! it was).
 //!
 //! Times: the process's CPU time (user + system) around each phase; the machine may be shared.
 use fccore::*;
@@ -38,6 +39,7 @@ pub fn run(args: &[String]) {
     let a: u64 = args[1].parse().expect("first deal");
     let b: u64 = args[2].parse().expect("last deal");
     let cells: usize = args.get(3).map_or(4, |x| x.parse().expect("cells"));
+    let step: usize = env("STEP").unwrap_or(1);
     let d = Shortening::default();
     let mut budget = Shortening {
         width: env("WIDTH").unwrap_or(d.width),
@@ -60,7 +62,7 @@ pub fn run(args: &[String]) {
     let mut shortener = Shortener::new();
     let (mut before, mut after) = (vec![], vec![]);
     let (mut solve_ms, mut shorten_ms) = (0.0, 0.0);
-    for deal in a..=b {
+    for deal in (a..=b).step_by(step) {
         let layout = Layout::deal(deal).unwrap().with_autoplay(autoplay);
         let c0 = cpu_ms();
         let r = solver
@@ -87,7 +89,7 @@ pub fn run(args: &[String]) {
         after.push(n);
     }
     let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
-    let deals = (b - a + 1) as f64;
+    let deals = before.len().max(1) as f64;
     println!(
         "deals {a}-{b}, {cells} cells, {} rules, width {} budget {}: {} solved",
         autoplay,
