@@ -5,13 +5,13 @@
 //!
 //! Environment (all optional): AUTOPLAY = the rules, `safe` (default, SPEC §2) or `max`, CAP = most
 //! positions per deal (default 10,000,000), MS = time limit per deal in ms, STEP = every STEP-th deal
-//! from A (a sample of a range), VERBOSE = one line per deal
-//! (with its CPU time and a fingerprint of its line, equal before and after a change meant to leave the
-//! search as it was); to try other settings of the search: BEAM = width of the first beam pass,
-//! PASSES = beam passes (each twice as wide), FW and MFW = the beam's feature weights under the safe and
-//! the max rules, TAILS and TBEAM = beams from the positions cutting the best line into TAILS parts,
-//! SC = shortcut depth, and an A* phase with WG, WH, AFW, EXACT (see `fccore::Config`); SHORTEST =
-//! start from the settings of `fcanalyze solve --short --prove` (`ShortConfig::shortest`).
+//! from A (a sample of a range), VERBOSE = one line per deal (with its CPU time and a fingerprint of its
+//! line, equal before and after a change meant to leave the search as it was); to try other settings
+//! of the search: BEAM = width of the first beam pass, PASSES = beam passes (each twice as wide), FW
+//! and MFW = the beam's feature weights under the safe and the max rules, TAILS and TBEAM = beams from
+//! the positions cutting the best line into TAILS parts, SC = shortcut depth, and an A* phase with WG,
+//! WH, AFW, EXACT (see `fccore::Config`); SHORTEST = start from the settings of `fcanalyze solve --short
+//! --prove` (`ShortConfig::shortest`).
 //!
 //! Times: wall clock, and the thread's CPU time where Linux reports it (the machine may be shared).
 use fccore::ShortSolver;
