@@ -89,7 +89,8 @@ def _count(column: pa.ChunkedArray, value: Any) -> int:
 
 
 def _search_figures(searches: pa.Table) -> dict[str, Any]:
-    """Per cell count: outcomes, positions and search time (elapsed, summed); the time per deal and the slowest deals."""
+    """Per cell count: outcomes, positions and search time (elapsed, summed); the time per deal and the
+    slowest deals."""
     per_cells = []
     for k in sorted(set(searches["cells"].to_pylist())):
         s = searches.filter(pc.equal(searches["cells"], k))
