@@ -89,7 +89,7 @@ pub fn run(args: &[String]) {
         after.push(n);
     }
     let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
-    let deals = before.len().max(1) as f64;
+    let deals = ((b - a) / step as u64 + 1) as f64;
     println!(
         "deals {a}-{b}, {cells} cells, {} rules, width {} budget {}: {} solved",
         autoplay,
