@@ -63,8 +63,9 @@ results-32k: ## regenerate results/32k: exact classes of deals 1-32,000 (tables,
 # what results/1m-classes holds (committed part-way: run.json says complete: false) instead of starting
 # over. Its first pass gives each search 300,000 positions, as `make run` does; later passes raise the
 # budget of the undecided deals (`make results-1m-classes ANALYZE_1M_OPTS="... --redo-undecided"`).
-# The deals table keeps each solution's length, not its moves (the repository stays small), and the
-# lines are not shortened (that would only change the lengths, for about 4 CPU-hours: 15 ms a deal).
+# The deals table keeps each solution's length, not its moves (the repository stays small). The lines
+# are not shortened during the passes; after the last, `$(PY) pipelines/relines.py results/1m-classes`
+# finds each line again and stores the length of its short form (about 8.6 CPU-hours: docs/classes-1m.md).
 ANALYZE_1M_OPTS ?= --max-cells 5 --max-positions 300000 --max-memory 1024 --shard-size 10000 --no-solutions \
 	--shorten-positions 0
 

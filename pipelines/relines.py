@@ -5,7 +5,8 @@ manifest, summary.md and report.html again, and the invocation in its PROVENANCE
 
 The directory must hold a complete ``fcanalyze analyze`` run made with its lines as found
 (``--shorten-positions 0``, as every run made before lines were shortened): it becomes, row for row, the
-run made with ``--shorten-positions N`` (default: analyze's), see `fcanalyze.relines`. Stopped, it goes
+run made with ``--shorten-positions N`` (default: analyze's), see `fcanalyze.relines`. A run made with
+``--no-solutions`` has its lines found again, and only their lengths change. Stopped, it goes
 on from the shards already done when run again. Bad input: one line on stderr and exit 2.
 """
 
@@ -52,8 +53,11 @@ def main() -> int:
     wall = time.monotonic() - started
     prov = out / "PROVENANCE.md"
     if prov.exists():
+        stored = have is not None and have["config"].get("solutions", True)
+        how = "" if stored else "found again (the run stored none) and "
         line = (
-            f"- started {stamp}, commit {code}: lines shortened within {args.shorten_positions:,} positions "
+            f"- started {stamp}, commit {code}: lines {how}shortened within "
+            f"{args.shorten_positions:,} positions "
             f"(`python {' '.join(sys.argv)}`), {count:,} lines, wall time {wall:,.0f} s "
             f"({wall / 60:.1f} min)\n"
         )

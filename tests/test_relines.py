@@ -14,6 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from fcanalyze import relines, runfile, runner, shards
+from fcanalyze._core import parse_notation
+from fcanalyze.checker import expand_autos, replay
+from fcanalyze.deals import deal_layout
 from fcanalyze.engines import SerialEngine
 from fcanalyze.jobs import analyze as analyze_job
 from fcanalyze.jobs import verify as verify_job
@@ -43,6 +46,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "found": analyze(base / "found", shorten_positions=0),
         "short": analyze(base / "short", shorten_positions=POSITIONS),
+        "bare": analyze(base / "bare", shorten_positions=0, solutions=False),
     }
 
 
@@ -65,6 +69,39 @@ def test_a_run_becomes_the_run_made_with_the_shortening(runs, tmp_path):
     meta = pq.read_metadata(next(shards.paths(out, "deals"))).metadata
     assert json.loads(meta[b"fcanalyze.config"])["shorten_positions"] == POSITIONS
     assert relines.shorten_run(out, POSITIONS, workers=1) == 0  # nothing left to do
+
+
+def without(rows: list[dict], *keys: str) -> list[dict]:
+    return [{k: v for k, v in row.items() if k not in keys} for row in rows]
+
+
+def test_a_run_without_lines_gets_lines_found_again(runs, tmp_path):
+    bare = copy(runs["bare"], tmp_path / "bare")
+    assert relines.shorten_run(bare, POSITIONS, workers=1) == 12
+    run = runfile.read(bare)
+    assert run["config"]["shorten_positions"] == POSITIONS and run["relined"][0]["lines"] == "found again"
+    runfile.verify(bare, run)
+    before, after = tables(runs["bare"]), tables(bare)
+    # Classes, bounds and counts stand; only the lengths change, and the table still keeps no line.
+    assert without(after["deals"], "moves") == without(before["deals"], "moves")
+    assert without(after["searches"], "moves") == without(before["searches"], "moves")
+    assert all(d["solution"] is None for d in after["deals"])
+    assert sum(d["moves"] for d in after["deals"]) < sum(d["moves"] for d in before["deals"])
+    # The same lines found again in a run that keeps them: the lengths are theirs, and they replay.
+    kept = copy(runs["found"], tmp_path / "kept")
+    assert relines.shorten_run(kept, POSITIONS, workers=1, again=True) == 12
+    lines = tables(kept)["deals"]
+    assert [d["moves"] for d in lines] == [d["moves"] for d in after["deals"]]
+    for d in lines:
+        moves = parse_notation(d["solution"])
+        check = replay(
+            deal_layout(d["deal"]),
+            d["min_cells_upper"],
+            expand_autos(deal_layout(d["deal"]), d["min_cells_upper"], moves),
+        )
+        assert check.ok and len(moves) == d["moves"], (d["deal"], check.reason)
+    lengths = {(d["deal"], d["min_cells_upper"]): d["moves"] for d in lines}
+    assert all(lengths.get((s["deal"], s["cells"]), s["moves"]) == s["moves"] for s in after["searches"])
 
 
 @pytest.mark.parametrize("stop", ["after the deals file", "after both files"])
@@ -106,7 +143,6 @@ def test_the_pipeline_records_itself_and_remakes_the_summary(runs, tmp_path):
 def test_bad_input_gets_one_line_and_exit_2(runs, tmp_path):
     verified = tmp_path / "verified"
     runner.run("verify", [(1, 4)], verified, SerialEngine(), verify_job.config(shard_size=4))
-    bare = analyze(tmp_path / "bare", shorten_positions=0, solutions=False)
     other = copy(runs["short"], tmp_path / "other")
     damaged = copy(runs["found"], tmp_path / "damaged")
     victim = sorted(shards.paths(damaged, "deals"))[-1]
@@ -115,7 +151,6 @@ def test_bad_input_gets_one_line_and_exit_2(runs, tmp_path):
     cases = {
         tmp_path / "nothing": "holds no fcanalyze run",
         verified: "holds a verify run",
-        bare: "--no-solutions",
         other: "were shortened already",
         damaged: "is damaged",
     }
