@@ -18,8 +18,11 @@ that crashed or was stopped at once) binds nothing: another configuration takes 
 Within a block, ``analyze`` sends a record per finished deal; the parent appends it to the block's journal
 (``OUT/journal/BLOCK.jsonl``), and a block interrupted half way starts again from its journal, recomputing
 only the deals it lacks (one deal of 1,000 can take hours). The journal goes once the block's files are
-written. ``--redo-undecided`` seeds it with the finished block's decided deals, so only the deals a budget
-left open are searched again; with nothing left open it changes nothing.
+written. ``--redo-undecided`` seeds it with the finished block's decided deals when the block's first
+task is handed out, so only the deals a budget left open are searched again; with nothing left open it
+changes nothing. Such a pass is numbered in the run file (``redo_pass``), and so is each shard it writes:
+resumed after a stop, the pass goes on with the blocks it has not written, and a stop leaves journals
+only for the blocks in progress (the others stay shards, small enough to commit).
 
 A full disk ends the run with `DiskFull` (one line naming the disk): what was finished stays, and the
 same command resumes once there is space.
@@ -221,6 +224,9 @@ class _State:
     redo: dict[str, list[Any]] = field(default_factory=dict)
     #: Journals of blocks outside the range, left by an unfinished run over another range.
     stale: list[Path] = field(default_factory=list)
+    #: With `--redo-undecided`: the number of this pass over the deals left open (a new one when the run
+    #: was complete or a budget is raised; otherwise the pass a stop cut short, whose shards are kept).
+    redo_pass: int | None = None
     #: Whether the run file was complete, and nothing had to change.
     was_complete: bool = False
 
@@ -229,7 +235,8 @@ class Plan:
     """The tasks of a run, made on the fly in a fixed order: the blocks that start from scratch in block
     order, then those that resume (a run is most often stopped in a long search, which would otherwise
     hold back the blocks not started yet; the tables do not depend on the order). Each iteration makes
-    the same tasks. `on_start` is called once, just before the first task is handed out."""
+    the same tasks. `on_start` is called once, just before the first task is handed out, and
+    `on_block` with each block just before its first task."""
 
     def __init__(
         self,
@@ -241,17 +248,22 @@ class Plan:
         threads: int,
         piece: int,
         on_start: Callable[[], None],
+        on_block: Callable[[str], None],
     ):
         self.job, self.spans, self.config, self.state = job, spans, config, state
         self.scratch, self.threads, self.piece = scratch, threads, piece
-        self.on_start = on_start
+        self.on_start, self.on_block = on_start, on_block
         self.started = False
+        self.begun: set[str] = set()
 
     def __iter__(self) -> Iterator[Task]:
         for task in self._tasks():
             if not self.started:
                 self.started = True
                 self.on_start()
+            if task.block not in self.begun:
+                self.begun.add(task.block)
+                self.on_block(task.block)
             yield task
 
     def _tasks(self) -> Iterator[Task]:
@@ -345,16 +357,27 @@ def _run(
         _skip(state.run_file["shards"][block], block, journals, result, on_skip)
 
     def start() -> None:
-        _start(out, state, config, journals, scratch)
+        _start(out, state, config, scratch)
+
+    def begin(block: str) -> None:
+        _begin(out, state, block, journals)
 
     size = piece_size(range_size(spans), engine.parallelism(), config["shard_size"])
     tasks = Plan(
-        job, spans, config, state, str(scratch) if scratch else None, engine.threads_per_task, size, start
+        job,
+        spans,
+        config,
+        state,
+        str(scratch) if scratch else None,
+        engine.threads_per_task,
+        size,
+        start,
+        begin,
     )
     searches = _Searches(job, engine, scratch, tasks)
     watch.attach(searches.running, engine.parallelism(), shard_count(spans, config["shard_size"]))
     try:
-        _compute(job, out, engine, searches, state.run_file, journals, result, on_progress, watch)
+        _compute(job, out, engine, searches, state, journals, result, on_progress, watch)
     finally:
         journals.close()
     if tasks.started or not state.was_complete or _derived_missing(out, state.run_file):
@@ -428,8 +451,16 @@ def _find_resume(
     searched again (`redo`) and those that start from records (`resume`); the journals of blocks outside
     `spans` (left by a run over another range) are `stale`."""
     run_file = state.run_file
+    fresh = False  # a new pass over the deals left open: the left-open deals of journals are searched again
+    if redo_undecided:
+        last = run_file.get("redo_pass", 0)
+        fresh = bool(state.raised) or bool(run_file.get("complete")) or last == 0
+        state.redo_pass = last + 1 if fresh else last
     for block, entry in run_file["shards"].items():
         if not runfile.shard_is_complete(out, block, entry, job.name):
+            continue
+        if redo_undecided and not fresh and entry.get("pass") == state.redo_pass:
+            state.skip.add(block)  # written by this pass before a stop: its open deals were searched again
             continue
         decided = job.decided_records(out, block) if redo_undecided and job.decided_records else None
         if decided is not None:  # a deal may have its class but not its exact min_cells
@@ -452,7 +483,7 @@ def _find_resume(
             state.stale.append(p)
             continue
         resume = [r for r in journal.read(p) if any(a <= r["deal"] <= b for a, b in spans)]
-        if redo_undecided and job.left_open:
+        if fresh and job.left_open:
             resume = [r for r in resume if not job.left_open(r)]
         if resume:
             state.resume[block] = resume
@@ -472,27 +503,37 @@ def _overlaps(block: str, spans: list[tuple[int, int]]) -> bool:
     return any(a <= last and first <= b for a, b in spans)
 
 
-def _start(
-    out: Path, state: _State, config: dict[str, Any], journals: journal.Journals, scratch: Path | None
-) -> None:
-    """The first task is about to run: record the budget raise, journal the decided deals of the blocks
-    searched again (once the run file forgets a block, they live there), and write the run file."""
+def _start(out: Path, state: _State, config: dict[str, Any], scratch: Path | None) -> None:
+    """The first task is about to run: record the budget raise and the pass over the deals left open,
+    and write the run file."""
     run_file = state.run_file
     for p in state.stale:
         p.unlink(missing_ok=True)
     if state.raised:
         runfile.raise_budgets(run_file, config, state.raised)
-    for block, decided in state.redo.items():
-        have = {r["deal"] for r in journal.read(journal.path(out, block))}
-        for record in decided:
-            if record["deal"] not in have:
-                journals.append(block, record)
-        run_file["shards"].pop(block, None)
-    journals.sync()
+    if state.redo_pass is not None:
+        run_file["redo_pass"] = state.redo_pass
     if scratch is not None:
         scratch.mkdir(parents=True, exist_ok=True)
     run_file["complete"] = False
     runfile.write(out, run_file)
+
+
+def _begin(out: Path, state: _State, block: str, journals: journal.Journals) -> None:
+    """The first task of `block` is about to run. A finished block searched again has its decided deals
+    journaled and leaves the run file (once the run file forgets a block, they live there): block by
+    block, so that a stopped run holds in journals only the blocks it was working on, and the others
+    stay shards."""
+    decided = state.redo.get(block)
+    if decided is None:
+        return
+    have = {r["deal"] for r in journal.read(journal.path(out, block))}
+    for record in decided:
+        if record["deal"] not in have:
+            journals.append(block, record)
+    journals.sync()
+    state.run_file["shards"].pop(block, None)
+    runfile.write(out, state.run_file)
 
 
 def _skip(
@@ -542,15 +583,16 @@ def _compute(
     out: Path,
     engine: Engine,
     tasks: _Searches,
-    run_file: dict[str, Any],
+    state: _State,
     journals: journal.Journals,
     result: RunResult,
     on_progress: Progress | None,
     watch: Watch,
 ) -> None:
     """Run `tasks` on `engine`, journaling the records they send, and write each shard, then the run file,
-    as its last piece completes."""
+    as its last piece completes (a shard written by a pass over the deals left open says which)."""
     assembly = _Assembly(job)
+    run_file = state.run_file
 
     recorded: Counter[int] = Counter()  # records received, by task
 
@@ -577,6 +619,8 @@ def _compute(
             for name in job.shard_tables
         }
         run_file["shards"][task.block] = {"deals": deals, "files": files, "counts": output["counts"]}
+        if state.redo_pass is not None:
+            run_file["shards"][task.block]["pass"] = state.redo_pass
         runfile.write(out, run_file)
         journals.remove(task.block)
         result.computed += 1

@@ -7,6 +7,7 @@ import datetime as dt
 import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -710,3 +711,63 @@ def test_a_layered_proof_out_of_budget_goes_on_with_redo_undecided(tmp_path):
     assert (row["outcome"], row["positions"]) == ("unsolvable", 15_320_573)
     assert pd.read_parquet(out / "deals")["min_cells"].tolist() == [2]
     assert not (out / "journal").exists()
+
+
+class StopAfterOneShard(SerialEngine):
+    """Runs the first task (a whole shard: one worker) and stops once its shard is written."""
+
+    def run(self, fn, tasks, on_progress, on_record=None):
+        yield from super().run(fn, itertools.islice(tasks, 1), on_progress, on_record)
+        raise _Stop
+
+
+def test_a_stopped_pass_over_the_open_deals_goes_on_where_it_stopped(tmp_path):
+    """A pass of --redo-undecided stopped after one shard: the shards it has not begun stay shards (no
+    journal holds their decided deals: what a stop leaves to commit stays small), and the run resumed
+    searches only the open deals of those shards, not again those of the shard this pass wrote. The
+    tables are those of the pass made without a stop; once complete, a new pass searches again."""
+    first = tmp_path / "first"
+    runner.run(
+        "analyze", [(1, 12)], first, SerialEngine(), analyze_job.config(shard_size=4, max_positions=2000)
+    )
+    open_ = {
+        block: entry["counts"].get("undecided", 0) for block, entry in runfile.read(first)["shards"].items()
+    }
+    assert sum(n > 0 for n in open_.values()) >= 2, open_
+    raised = analyze_job.config(shard_size=4, max_positions=6000)
+    reference = tmp_path / "reference"
+    shutil.copytree(first, reference)
+    runner.run("analyze", [(1, 12)], reference, SerialEngine(), raised, redo_undecided=True)
+
+    out = tmp_path / "out"
+    shutil.copytree(first, out)
+    with pytest.raises(_Stop):
+        runner.run("analyze", [(1, 12)], out, StopAfterOneShard(), raised, redo_undecided=True)
+    run = runfile.read(out)
+    done = [b for b, e in run["shards"].items() if e.get("pass") == 1]
+    assert len(done) == 1 and run["redo_pass"] == 1 and not run["complete"]
+    assert sorted(run["shards"]) == sorted(open_)  # the others were not begun: still shards
+    assert not list((out / journal.DIR).glob("*.jsonl"))
+    searched = []
+
+    class Recording(SerialEngine):
+        def run(self, fn, tasks, on_progress, on_record=None):
+            def record(task, rec):
+                searched.append(rec["deal"])
+                on_record(task, rec)
+
+            yield from super().run(fn, tasks, on_progress, record)
+
+    runner.run("analyze", [(1, 12)], out, Recording(), raised, redo_undecided=True)
+    first_deals = frames(first)["deals"].set_index("deal")
+    left = {d for d in first_deals.index if first_deals.loc[d, "difficulty"] == "undecided"}
+    a, b = (int(x) for x in done[0].split("-"))
+    assert searched and set(searched) <= left - set(range(a, b + 1))
+    assert_same_tables(reference, out)
+    run = runfile.read(out)
+    assert run["complete"] and run["redo_pass"] == 1
+    # A new pass (the run was complete): the open deals are searched again, in every shard.
+    searched.clear()
+    runner.run("analyze", [(1, 12)], out, Recording(), raised, redo_undecided=True)
+    still = set(frames(out)["deals"].query("difficulty == 'undecided'")["deal"])
+    assert still and still <= set(searched) and runfile.read(out)["redo_pass"] == 2
