@@ -33,8 +33,9 @@ pub const LEAN_POSITIONS: u64 = 100_000_000;
 /// The beams [`prove_bounded`] tries when the prover stops: width and most positions (a
 /// beam of 1,000,000 did not win deal 17760 with 2 cells within 150 million positions either, in 600 s).
 const GIANT_BEAMS: &[(usize, u64)] = &[(100_000, 20_000_000)];
-/// Most bytes a beam holds per position kept (its set of keys, the kept depths, the candidates).
-const BEAM_BYTES_PER_POSITION: usize = 96;
+/// Most bytes a beam holds per position kept (its set of keys, the kept depths, the candidates): 96
+/// when the set took at most 31 bytes a key, 16 more since its shards double (up to 48).
+const BEAM_BYTES_PER_POSITION: usize = 112;
 /// The layer beam [`prove_bounded`] tries after them ([`layer_beam`]): seeds per layer,
 /// positions kept per layer, most positions. It wins deal 17760 with 2 cells within 13.5 million
 /// positions; 10,000 seeds, or 500,000 positions a layer, do not.

@@ -5,7 +5,7 @@
 //!
 //! What makes it lean:
 //! - the visited set holds the 20-byte canonical keys and nothing else (no parent links): 64-byte buckets
-//!   of three keys in 64 independently growing shards, about 26–30 bytes per position ([`KeySet`]);
+//!   of three keys in 64 independently growing shards, about 24–48 bytes per position ([`KeySet`]);
 //! - the line to a won position comes from an explicit depth-first path: the stack of positions being
 //!   expanded, each a child of the one below it;
 //! - a position is expanded from its key into a compact form ([`Lean`]: links, two card masks, the
