@@ -354,6 +354,18 @@ def _render_classes(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: The most deals the Markdown summary lists by number (the JSON form and the tables have every one).
+LISTED = 500
+
+
+def _few(items: list[str], table: str) -> str:
+    """`items` joined, the first `LISTED` of them when there are more, saying how many more `table` has."""
+    shown = ", ".join(items[:LISTED])
+    if len(items) > LISTED:
+        shown += f", and {len(items) - LISTED:,} more ({table})"
+    return shown
+
+
 def _bounds(stats: dict[str, Any]) -> str:
     """The undecided deals with their bounds on the minimum of cells, e.g. ``27 (2-3)``; an upper bound
     of none (no line found within the cells searched) is shown as ``2-?``."""
@@ -362,7 +374,7 @@ def _bounds(stats: dict[str, Any]) -> str:
     for d in stats["undecided_deals"]:
         lo, hi = bounds.get(d, (None, None))
         out.append(f"{d} ({lo}-{'?' if hi is None else hi})" if lo is not None else str(d))
-    return ", ".join(out)
+    return _few(out, "the deals table has each: difficulty undecided, with its bounds")
 
 
 def _render_outcomes(stats: dict[str, Any]) -> list[str]:
@@ -372,7 +384,7 @@ def _render_outcomes(stats: dict[str, Any]) -> list[str]:
     lines += [
         "",
         f"Proven unsolvable: {proofs or 'none'}.",
-        f"Undecided: {', '.join(map(str, stats['undecided_deals'])) or 'none'}.",
+        f"Undecided: {_few(list(map(str, stats['undecided_deals'])), 'the searches table') or 'none'}.",
     ]
     if stats["moves"]:
         lines += [

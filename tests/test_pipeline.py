@@ -771,3 +771,15 @@ def test_a_stopped_pass_over_the_open_deals_goes_on_where_it_stopped(tmp_path):
     runner.run("analyze", [(1, 12)], out, Recording(), raised, redo_undecided=True)
     still = set(frames(out)["deals"].query("difficulty == 'undecided'")["deal"])
     assert still and still <= set(searched) and runfile.read(out)["redo_pass"] == 2
+
+
+def test_the_markdown_summary_lists_at_most_so_many_deals():
+    """A summary of 1,000,000 deals would list tens of thousands of undecided ones in one line: the
+    Markdown lists the first `summary.LISTED` and says how many more the table has."""
+    many = list(range(1, summary.LISTED + 43))
+    line = summary._bounds({"undecided_deals": many, "undecided_bounds": {d: [1, 2] for d in many}})
+    assert line.count("(1-2)") == summary.LISTED and line.endswith(
+        ", and 42 more (the deals table has each: difficulty undecided, with its bounds)"
+    )
+    few = summary._bounds({"undecided_deals": [7, 9], "undecided_bounds": {7: [2, None], 9: [1, 2]}})
+    assert few == "7 (2-?), 9 (1-2)"
