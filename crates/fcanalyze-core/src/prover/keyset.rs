@@ -34,6 +34,9 @@ const MAX_LOAD: f64 = 0.88;
 const GROWTH: f64 = 2.0;
 /// Buckets of the smallest shard.
 const MIN_BUCKETS: usize = 16;
+/// Tables from this many bytes on are mapped from the system and given back to it when a shard grows
+/// out of them: left to the allocator's heap, the tables a set grew out of stayed in the process.
+const MAP_FROM: usize = 64 << 10;
 
 /// A zeroed array of buckets, mapped with huge pages from one huge page on.
 type Buckets = Zeroed<Bucket>;
@@ -55,7 +58,7 @@ struct Shard {
 
 impl Shard {
     fn with_buckets(nb: usize) -> Shard {
-        Shard::with_table(Buckets::new(nb, HUGE_PAGE))
+        Shard::with_table(Buckets::new(nb, MAP_FROM))
     }
 
     fn with_table(buckets: Buckets) -> Shard {
@@ -147,7 +150,7 @@ impl Shard {
         let nb = self.next_size();
         let table = match self.spare.take() {
             Some(t) if t.len() == nb => t,
-            _ => Buckets::new(nb, HUGE_PAGE),
+            _ => Buckets::new(nb, MAP_FROM),
         };
         let old = std::mem::replace(self, Shard::with_table(table));
         for b in old.buckets.iter() {
@@ -357,7 +360,7 @@ impl KeySet {
     /// and zeroed without the lock, handed over with it.
     #[cold]
     fn make_spare(&self, slot: &Slot, nb: usize) {
-        let mut table = Buckets::new(nb, HUGE_PAGE);
+        let mut table = Buckets::new(nb, MAP_FROM);
         // A write to every page maps it (the system zeroes it) now.
         let per_page = 4096 / std::mem::size_of::<Bucket>();
         for b in table.iter_mut().step_by(per_page) {
