@@ -558,6 +558,21 @@ class StopAfterOneDeal(SerialEngine):
         yield from super().run(fn, itertools.islice(tasks, 1), on_progress, stop)
 
 
+class SearchedDeals(SerialEngine):
+    """A serial engine that notes, in order, the deals its tasks searched (not those they resumed)."""
+
+    def __init__(self):
+        super().__init__()
+        self.searched: list[int] = []
+
+    def run(self, fn, tasks, on_progress, on_record=None):
+        def record(task, rec):
+            self.searched.append(rec["deal"])
+            on_record(task, rec)
+
+        yield from super().run(fn, tasks, on_progress, record)
+
+
 def test_a_shard_stopped_part_way_runs_after_the_others(tmp_path):
     """A run stopped after journaling one deal of shard 1-4 goes on with shards 5-8 and 9-12 before
     finishing 1-4 from its journal (a run is most often stopped in a long search)."""
@@ -588,17 +603,10 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
 
     with pytest.raises(_Stop):
         runner.run("analyze", [(1, 4)], out, StopAfterOneDeal(), config)
-    searched = []
+    searching = SearchedDeals()
+    searched = searching.searched
 
-    class Recording(SerialEngine):
-        def run(self, fn, tasks, on_progress, on_record=None):
-            def record(task, rec):
-                searched.append(rec["deal"])
-                on_record(task, rec)
-
-            yield from super().run(fn, tasks, on_progress, record)
-
-    runner.run("analyze", [(1, 4)], out, Recording(), config)
+    runner.run("analyze", [(1, 4)], out, searching, config)
     assert searched == [3, 4, 2]
     fresh = tmp_path / "fresh"
     runner.run("analyze", [(1, 4)], fresh, SerialEngine(), config)
@@ -748,17 +756,10 @@ def test_a_stopped_pass_over_the_open_deals_goes_on_where_it_stopped(tmp_path):
     assert len(done) == 1 and run["redo_pass"] == 1 and not run["complete"]
     assert sorted(run["shards"]) == sorted(open_)  # the others were not begun: still shards
     assert not list((out / journal.DIR).glob("*.jsonl"))
-    searched = []
+    searching = SearchedDeals()
+    searched = searching.searched
 
-    class Recording(SerialEngine):
-        def run(self, fn, tasks, on_progress, on_record=None):
-            def record(task, rec):
-                searched.append(rec["deal"])
-                on_record(task, rec)
-
-            yield from super().run(fn, tasks, on_progress, record)
-
-    runner.run("analyze", [(1, 12)], out, Recording(), raised, redo_undecided=True)
+    runner.run("analyze", [(1, 12)], out, searching, raised, redo_undecided=True)
     first_deals = frames(first)["deals"].set_index("deal")
     left = {d for d in first_deals.index if first_deals.loc[d, "difficulty"] == "undecided"}
     a, b = (int(x) for x in done[0].split("-"))
@@ -768,7 +769,7 @@ def test_a_stopped_pass_over_the_open_deals_goes_on_where_it_stopped(tmp_path):
     assert run["complete"] and run["redo_pass"] == 1
     # A new pass (the run was complete): the open deals are searched again, in every shard.
     searched.clear()
-    runner.run("analyze", [(1, 12)], out, Recording(), raised, redo_undecided=True)
+    runner.run("analyze", [(1, 12)], out, searching, raised, redo_undecided=True)
     still = set(frames(out)["deals"].query("difficulty == 'undecided'")["deal"])
     assert still and still <= set(searched) and runfile.read(out)["redo_pass"] == 2
 
