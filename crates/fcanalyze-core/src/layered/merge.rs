@@ -42,7 +42,8 @@ pub(super) struct LayerFile {
 
 impl Merge {
     /// The merge of `file`'s runs, with a handle and read buffers of its own (each thread of the search
-    /// merges the whole file and searches its share of the groups).
+    /// merges the file, searches its share of the groups and passes over the others',
+    /// [`Merge::skip_group`]).
     pub(super) fn open(file: &LayerFile) -> Result<Merge> {
         let path = &file.path;
         // Each run reads its part in chunks (smaller when there are many).
@@ -102,6 +103,69 @@ impl Merge {
         self.heap.peek().map(|&std::cmp::Reverse(((h, _, _), _))| h)
     }
 
+    /// Pass over the seeds of group hash `h` (a group another thread claimed), without the heap: each
+    /// run whose next seed is of `h` is moved past its seeds of `h`, by its read buffer and, when that
+    /// holds nothing else, by a binary search of the rest of the run on disk (a run is sorted by group
+    /// hash first), so that a large group is not read.
+    pub(super) fn skip_group(&mut self, h: u64) -> Result<()> {
+        while let Some(&std::cmp::Reverse((order, i))) = self.heap.peek() {
+            if order.0 != h {
+                break;
+            }
+            self.heap.pop();
+            if let Some(r) = self.skip_run(i, h)? {
+                self.heap.push(std::cmp::Reverse((rec_order(&r), i)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The first record of run `i` from its next one on whose group hash is not `h` (those of `h`
+    /// come first).
+    fn skip_run(&mut self, i: usize, h: u64) -> Result<Option<Rec>> {
+        let mut searched = false;
+        loop {
+            let run = &mut self.runs[i];
+            while run.at < run.buf.len() {
+                let r = decode_rec(&run.buf[run.at..run.at + run.width]);
+                run.at += run.width;
+                if rec_order(&r).0 != h {
+                    return Ok(Some(r));
+                }
+            }
+            let Some(r) = self.next_of(i)? else {
+                return Ok(None);
+            };
+            if rec_order(&r).0 != h {
+                return Ok(Some(r));
+            }
+            let run = &mut self.runs[i];
+            let last = decode_rec(&run.buf[run.buf.len() - run.width..]);
+            if searched || rec_order(&last).0 != h || run.pos == run.end {
+                continue;
+            }
+            // A whole buffer of `h`, and more to come: the rest of the group is found on disk.
+            searched = true;
+            let width = run.width as u64;
+            let (mut lo, mut hi) = (0u64, (run.end - run.pos) / width);
+            let mut b = vec![0u8; run.width];
+            let f = self.file.as_mut().expect("an open file");
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                std::io::Seek::seek(f, std::io::SeekFrom::Start(run.pos + mid * width))
+                    .and_then(|_| f.read_exact(&mut b))
+                    .map_err(|e| io_error(&self.path, e))?;
+                if rec_order(&decode_rec(&b)).0 == h {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            run.pos += lo * width;
+            run.at = run.buf.len();
+        }
+    }
+
     /// The next seed key of group hash `h` (in key order, each key once), `None` past the last one.
     pub(super) fn next_in_group(&mut self, h: u64) -> Result<Option<[u32; 5]>> {
         while let Some(&std::cmp::Reverse((order, i))) = self.heap.peek() {
@@ -119,5 +183,79 @@ impl Merge {
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layered::code::write_recs;
+
+    /// A seed record of group hash `h` and key words `k`.
+    fn rec(h: u64, k: u32) -> Rec {
+        let mut r = [0u32; 12];
+        r[0] = k;
+        r[4] = k.rotate_left(7);
+        r[10] = (h >> 32) as u32;
+        r[11] = h as u32;
+        r
+    }
+
+    /// Passing over groups gives the same seeds of the others as reading every group: with groups far
+    /// larger than a run's read buffer (the binary search on disk), groups that end within a buffer,
+    /// groups missing from some runs, and keys in several runs.
+    #[test]
+    fn skipped_groups_leave_the_others_whole() {
+        let path = std::env::temp_dir().join(format!("fcanalyze-merge-{}", std::process::id()));
+        let mut f = std::fs::File::create(&path).unwrap();
+        let mut runs = Vec::new();
+        let mut at = 0u64;
+        for r in 0..3u32 {
+            let mut recs = Vec::new();
+            for h in 1..=40u64 {
+                let size = match (h % 4, r) {
+                    (0, _) => 20_000,
+                    (1, 1) => 0,
+                    _ => 50 + (h as u32 * 37 + r * 11) % 300,
+                };
+                recs.extend((0..size).map(|j| rec(h << 40 | h, j * (1 + r % 2))));
+            }
+            recs.sort_unstable_by_key(rec_order);
+            recs.dedup_by_key(|x| *x);
+            write_recs(&mut f, &recs, false).unwrap();
+            let end = at + (recs.len() * RECORD) as u64;
+            runs.push((at, end, false));
+            at = end;
+        }
+        drop(f);
+        let file = LayerFile { path: path.clone(), runs };
+        let mut all = std::collections::BTreeMap::new();
+        let mut m = Merge::open(&file).unwrap();
+        while let Some(h) = m.peek_hash() {
+            let mut keys = Vec::new();
+            while let Some(k) = m.next_in_group(h).unwrap() {
+                keys.push(k);
+            }
+            all.insert(h, keys);
+        }
+        assert_eq!(all.len(), 40);
+        for skip in [0u64, 1, 2, 3] {
+            let mut m = Merge::open(&file).unwrap();
+            let mut seen = 0;
+            while let Some(h) = m.peek_hash() {
+                seen += 1;
+                if (h & 0xff) % 4 == skip || (h & 0xff) % 7 == 0 {
+                    m.skip_group(h).unwrap();
+                    continue;
+                }
+                let mut keys = Vec::new();
+                while let Some(k) = m.next_in_group(h).unwrap() {
+                    keys.push(k);
+                }
+                assert_eq!(keys, all[&h], "group {h:x} after skips of {skip}");
+            }
+            assert_eq!(seen, 40);
+        }
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -29,8 +29,9 @@
 //! on down to the start. Each step holds one group with parent links (about 100 bytes a position).
 //!
 //! Threads ([`LayeredConfig::threads`]) share each layer out group by group: every thread merges the
-//! layer's file on its own, and takes the next group no thread has claimed when it is free; the
-//! threads' seeds for later layers go to the same files, each flush as a sorted run of its own. The
+//! layer's file on its own (passing over the groups of others, the large ones without reading them),
+//! and takes the next group no thread has claimed when it is free; the threads' seeds for later
+//! layers go to the same files, each flush as a sorted run of its own. The
 //! count does not depend on the threads. A layer's groups are few and uneven: one group held 273 of the
 //! 274 million positions of layer 48 of deal 982 with 2 cells, and whole groups alone gained nothing
 //! (deal 26063 with 1 cell: 52.0 s with two threads against 50.8 s with one, medians of 3). So a thread

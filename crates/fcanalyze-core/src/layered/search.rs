@@ -438,7 +438,7 @@ pub(super) fn search_share(cx: &mut Cx, file: &LayerFile) -> Result<Option<Group
     while let Some(h) = merge.peek_hash() {
         passed += 1;
         if passed <= claim {
-            while merge.next_in_group(h)?.is_some() {}
+            merge.skip_group(h)?;
             continue;
         }
         // The seeds of this hash: the first one's group is searched with them as they come, the seeds
