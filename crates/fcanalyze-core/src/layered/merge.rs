@@ -228,7 +228,10 @@ mod tests {
             at = end;
         }
         drop(f);
-        let file = LayerFile { path: path.clone(), runs };
+        let file = LayerFile {
+            path: path.clone(),
+            runs,
+        };
         let mut all = std::collections::BTreeMap::new();
         let mut m = Merge::open(&file).unwrap();
         while let Some(h) = m.peek_hash() {
