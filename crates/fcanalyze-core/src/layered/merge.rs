@@ -123,7 +123,6 @@ impl Merge {
     /// The first record of run `i` from its next one on whose group hash is not `h` (those of `h`
     /// come first).
     fn skip_run(&mut self, i: usize, h: u64) -> Result<Option<Rec>> {
-        let mut searched = false;
         loop {
             let run = &mut self.runs[i];
             while run.at < run.buf.len() {
@@ -141,11 +140,11 @@ impl Merge {
             }
             let run = &mut self.runs[i];
             let last = decode_rec(&run.buf[run.buf.len() - run.width..]);
-            if searched || rec_order(&last).0 != h || run.pos == run.end {
+            if rec_order(&last).0 != h || run.pos == run.end {
                 continue;
             }
-            // A whole buffer of `h`, and more to come: the rest of the group is found on disk.
-            searched = true;
+            // A whole buffer of `h`, and more to come: the rest of the group is found on disk (the
+            // next read then starts past it).
             let width = run.width as u64;
             let (mut lo, mut hi) = (0u64, (run.end - run.pos) / width);
             let mut b = vec![0u8; run.width];
