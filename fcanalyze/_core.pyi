@@ -17,6 +17,8 @@ __all__ = [
     "classify",
     "deal",
     "format_notation",
+    "lend_threads",
+    "lent_threads",
     "parse_notation",
     "replay",
     "shorten",
@@ -117,6 +119,14 @@ def format_notation(moves: list[_MoveDict]) -> str:
 
 def parse_notation(text: str) -> list[_MoveDict]:
     """Player moves from standard notation."""
+
+def lend_threads(threads: int) -> None:
+    """Lend this process's layered proofs `threads` threads: each one running or to come searches its next
+    layers on that many instead of its own `threads` (0: back to those). Counts do not depend on the
+    threads; each proof keeps its memory budget."""
+
+def lent_threads() -> int:
+    """The threads lent to this process's layered proofs (0: none)."""
 
 def successors(
     source: int | _Layout, cells: int, autoplay: _Autoplay = "safe"

@@ -679,6 +679,30 @@ def test_regenerate_records_an_invocation_stopped_with_sigterm(tmp_path):
     assert "exit code 143" in lines[0], lines
 
 
+def _wait_for_lent_cores(task, report):
+    """A task of the lending tests: "quick" ends at once; "slow" waits (20 s at most) until its core is
+    lent every core of the machine, or 3 s when `task` says none comes, and returns what it was lent."""
+    if task == "quick":
+        return 0
+    cores = os.cpu_count() or 1
+    deadline = time.monotonic() + (20 if task == "slow" else 3)
+    while time.monotonic() < deadline and _core.lent_threads() != cores:
+        time.sleep(0.05)
+    return _core.lent_threads()
+
+
+def test_the_cores_of_finished_workers_go_to_the_last_proofs():
+    """Two workers: once the quick task is done and none is left, the slow task's worker lends its
+    proofs every core; with lending off (--threads given), it lends none."""
+    from fcanalyze.engines import get_engine
+
+    for lend, slow in [(True, "slow"), (False, "slow, none lent")]:
+        eng = get_engine("local", workers=2)
+        eng.lend_cores = lend
+        out = dict(eng.run(_wait_for_lent_cores, [slow, "quick"], lambda n, counts: None))
+        assert out == {slow: (os.cpu_count() or 1) if lend else 0, "quick": 0}
+
+
 def test_a_worker_s_layered_proofs_get_the_cores_it_has_to_itself(tmp_path):
     """One worker (the serial engine) gives a layered proof every core, N worker processes give each
     proof cores // N threads (at least one), and the tasks carry that to the classification."""

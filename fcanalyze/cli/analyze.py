@@ -87,7 +87,8 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     type=PARALLEL,
     default=None,
     help="Threads of each layered proof, sharing its --max-memory (default: the cores each worker has "
-    "to itself; no result depends on them).",
+    "to itself, and once no shard is left to start, those of the workers done; no result depends on "
+    "them).",
 )
 @click.option(
     "--solutions/--no-solutions",
@@ -146,7 +147,7 @@ def analyze(
     try:
         with open_engine(engine, workers, scheduler) as eng:
             if threads:
-                eng.threads_per_task = threads
+                eng.threads_per_task, eng.lend_cores = threads, False
             result = runner.run(
                 "analyze",
                 spans,

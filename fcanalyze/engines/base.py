@@ -69,6 +69,9 @@ class Engine(ABC):
     name: str = "engine"
     #: Threads a task's layered proof may use: the cores each worker has to itself.
     threads_per_task: int = 1
+    #: Whether the cores of workers left without a task go to the proofs still running (engines that
+    #: can: the local one).
+    lend_cores: bool = True
 
     @abstractmethod
     def run(

@@ -5,6 +5,12 @@ The parent takes tasks from the run's iterable only as workers need them and han
 task: when a worker dies (killed, out of memory, a crash in the core) its task goes back to the queue
 and a new worker replaces it; a task that kills three workers stops the run. Workers ignore Ctrl-C;
 the parent stops them.
+
+Each task's layered proofs run on the cores its worker has to itself (`threads_per_task`). Once every
+task is handed out, a worker left without one exits, and its cores go to the proofs still running: the
+parent keeps the cores per busy worker in a shared value, and each worker lends them to its core
+(`fcanalyze._core.lend_threads`), which takes them at the proof's next layer. So the last giant proof of
+a run is not searched on one core while the others idle.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 import multiprocess
 from multiprocess.connection import wait
 
+from fcanalyze import _core
 from fcanalyze.engines.base import Engine, EngineError, InFlight, OnRecord, Progress, Task, TaskFn
 
 MAX_ATTEMPTS = 3
@@ -53,19 +60,24 @@ class _Reporter:
         self.last = time.monotonic()
 
 
-def _exit_with_parent(parent: int) -> None:
+def _watch_parent(parent: int, lent: Any) -> None:
     """Exit as soon as the parent is gone (killed with SIGKILL, say): a worker in the middle of a long
-    proof would otherwise go on alone, holding a core and its memory, for a result nobody will read."""
+    proof would otherwise go on alone, holding a core and its memory, for a result nobody will read.
+    Meanwhile, lend the core the threads the parent says (`lent`, 0: none)."""
+    seen = 0
     while True:
         time.sleep(PARENT_CHECK)
         if os.getppid() != parent:
             os._exit(1)
+        if lent.value != seen:
+            seen = lent.value
+            _core.lend_threads(seen)
 
 
-def _worker_main(conn: Any, fn: TaskFn, parent: int) -> None:
+def _worker_main(conn: Any, fn: TaskFn, parent: int, lent: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The core releases the GIL while it searches, so this thread runs during a proof too.
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(parent, lent), daemon=True).start()
     try:
         _serve(conn, fn)
     except (EOFError, OSError):
@@ -97,8 +109,12 @@ class _Pool:
     run's iterable as workers need them, and those to run again), and the attempts of each task in
     flight (a task whose worker died goes back to the queue)."""
 
-    def __init__(self, fn: TaskFn, tasks: Iterable[Task]):
+    def __init__(self, fn: TaskFn, tasks: Iterable[Task], cores: int):
         self.ctx = multiprocess.get_context("spawn")
+        #: The cores to share out between the workers' tasks, once no task is left to hand out.
+        self.cores = cores
+        #: The threads lent to the tasks' proofs, read by the workers (0: none, each its own).
+        self.lent = self.ctx.Value("i", 0, lock=False)
         self.fn = fn
         self.source = iter(tasks)
         self.exhausted = False
@@ -135,7 +151,9 @@ class _Pool:
         """Start a worker process; returns its connection."""
         for _ in range(MAX_ATTEMPTS):
             parent, child = self.ctx.Pipe()
-            proc = self.ctx.Process(target=_worker_main, args=(child, self.fn, os.getpid()), daemon=True)
+            proc = self.ctx.Process(
+                target=_worker_main, args=(child, self.fn, os.getpid(), self.lent), daemon=True
+            )
             try:
                 proc.start()
             except OSError:
@@ -229,6 +247,14 @@ class _Pool:
         if tid is not None:
             self.feed(self.start_worker(), tid)
 
+    def lend(self) -> None:
+        """Once every task is handed out, share the cores out between the workers still busy (their
+        proofs take them at their next layer); before, lend none."""
+        busy = sum(w["task"] is not None for w in self.workers.values())
+        share = self.cores // busy if busy and self.exhausted and not self.retry else 0
+        if self.lent.value != share:
+            self.lent.value = share
+
     def close(self) -> None:
         """Stop the workers still busy, and wait for every worker to end."""
         for conn, w in self.workers.items():
@@ -263,7 +289,8 @@ class ProcessEngine(Engine):
     def run(
         self, fn: TaskFn, tasks: Iterable[Task], on_progress: Progress, on_record: OnRecord | None = None
     ) -> Iterator[tuple[Task, Any]]:
-        pool = self._pool = _Pool(fn, tasks)
+        cores = (os.cpu_count() or 1) if self.lend_cores else 0
+        pool = self._pool = _Pool(fn, tasks, cores)
         try:
             for _ in range(self.workers):  # no more workers than tasks
                 tid = pool.next_task()
@@ -274,6 +301,7 @@ class ProcessEngine(Engine):
                 for conn in pool.ready():
                     yield from pool.receive(conn, on_progress, on_record)
                     pool.replace_if_dead(conn)
+                pool.lend()
         finally:
             self._pool = None
             pool.close()

@@ -318,6 +318,23 @@ fn classify<'py>(
     convert::classification_list(py, &c)
 }
 
+/// Lend this process's layered proofs `threads` threads: every one running or to come searches its
+/// next layers on that many instead of the threads it was given (0: back to those). The counts do not
+/// depend on the threads; the memory budget stays each proof's.
+#[pyfunction]
+fn lend_threads(threads: usize) {
+    fccore::lend_threads(threads.min(MAX_LENT_THREADS));
+}
+
+/// The threads lent to this process's layered proofs (0: none).
+#[pyfunction]
+fn lent_threads() -> usize {
+    fccore::lent_threads()
+}
+
+/// More threads than any machine this runs on has cores: a bound on a lent count read from outside.
+const MAX_LENT_THREADS: usize = 1024;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -342,5 +359,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_notation, m)?)?;
     m.add_function(wrap_pyfunction!(classify, m)?)?;
     m.add_function(wrap_pyfunction!(shorten, m)?)?;
+    m.add_function(wrap_pyfunction!(lend_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(lent_threads, m)?)?;
     Ok(())
 }

@@ -37,7 +37,10 @@
 //! (deal 26063 with 1 cell: 52.0 s with two threads against 50.8 s with one, medians of 3). So a thread
 //! that finds no group left gives its seed buffers to the layer's idle threads and ends, and a group
 //! searched by levels takes them at the start of each level: the level's expansion and its merge into
-//! the next are shared out between the threads, the next level in parts, one per thread.
+//! the next are shared out between the threads, the next level in parts, one per thread. The threads
+//! may change between layers: a process lends its proofs more ([`lend_threads`]: a worker whose peers
+//! have finished lends them their cores) and each proof takes the new count at its next layer, its
+//! seed buffers written and made again for that many threads.
 //!
 //! A search given a directory of its own ([`LayeredConfig::checkpoint_dir`]) can be resumed: at the start of
 //! each layer, every buffer written, it saves a checkpoint there (`Checkpoint`: the bytes and sorted
@@ -64,6 +67,7 @@ mod table;
 mod tests;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::Result;
 use crate::key::Key;
@@ -126,8 +130,27 @@ impl LayeredResult {
     }
 }
 
+/// The threads lent to this process's layered proofs (0: none, each proof keeps its own).
+static LENT: AtomicUsize = AtomicUsize::new(0);
+
+/// Every layered proof of this process, running or to come, searches its next layers on `threads`
+/// threads instead of its [`LayeredConfig::threads`] (0: back to those). A proof's count does not
+/// depend on its threads, so it may change at any time; the memory budget stays the proof's, shared
+/// out between however many threads it has.
+pub fn lend_threads(threads: usize) {
+    LENT.store(threads, Ordering::Relaxed);
+}
+
+/// The threads lent by [`lend_threads`] (0: none).
+pub fn lent_threads() -> usize {
+    LENT.load(Ordering::Relaxed)
+}
+
 #[cfg(test)]
 thread_local! {
+    /// Tests: the threads of each layer in turn (in place of the lent ones; a proof on the test's
+    /// thread takes the next at each layer).
+    static THREAD_PLAN: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
     /// Tests: the checkpoints a resumable search saves before it stops, as if killed (its files stay).
     static KILL_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     /// Tests: whether that kill comes as the last checkpoint is saved (else after the layer's first

@@ -119,6 +119,7 @@ fn search_in(
         max_memory,
         bounds,
         threads,
+        flush_keys,
         spill,
         bufs,
         t: Totals {
@@ -150,6 +151,25 @@ fn search_in(
     Ok(p.finish(LayeredOutcome::Unsolvable))
 }
 
+/// The threads of a layer of a search given `threads`: those lent to the process if any
+/// ([`super::lend_threads`]; in tests, the next of the test's plan if any).
+fn layer_threads(threads: usize) -> usize {
+    #[cfg(test)]
+    {
+        let planned = super::THREAD_PLAN.with(|p| {
+            let mut p = p.borrow_mut();
+            (!p.is_empty()).then(|| p.remove(0))
+        });
+        if let Some(n) = planned {
+            return n.max(1);
+        }
+    }
+    match super::lent_threads() {
+        0 => threads.max(1),
+        n => n,
+    }
+}
+
 /// `r` with its outcome, and its time since `start` after `before_ms` (a resumed search's).
 fn finish(
     mut r: LayeredResult,
@@ -168,7 +188,10 @@ struct Proof {
     limits: Limits,
     max_memory: Option<usize>,
     bounds: Bounds,
+    /// The threads of the layer searched: [`Bounds::threads`], or those lent ([`super::lend_threads`]).
     threads: usize,
+    /// Keys buffered for later layers by all the threads together.
+    flush_keys: usize,
     spill: Spill,
     /// Each thread's seeds of later layers.
     bufs: Vec<SeedBuf>,
@@ -229,6 +252,7 @@ impl Proof {
 
     /// Search `layer`; the search's result when it ends there.
     fn layer(&mut self, layer: usize) -> Result<Option<LayeredResult>> {
+        self.take_threads(layer_threads(self.bounds.threads))?;
         let pending = |bufs: &[SeedBuf]| bufs.iter().any(|b| !b.buffers[layer].is_empty());
         if self.resumable && (lock(&self.spill).written[layer] > 0 || pending(&self.bufs)) {
             if let Some(end) = self.save_layer_start(layer)? {
@@ -253,6 +277,22 @@ impl Proof {
         }
         self.add_up(layer_done, &ends);
         self.end_of_layer(ends)
+    }
+
+    /// Search the next layers on `threads` threads: when they change, every seed buffer is written and
+    /// they are made again, one per thread, of an equal share of [`Proof::flush_keys`].
+    fn take_threads(&mut self, threads: usize) -> Result<()> {
+        if threads == self.threads {
+            return Ok(());
+        }
+        for b in &mut self.bufs {
+            b.flush(&self.spill)?;
+        }
+        self.bufs = (0..threads)
+            .map(|_| SeedBuf::new(self.flush_keys / threads))
+            .collect();
+        self.threads = threads;
+        Ok(())
     }
 
     /// A resumable search's checkpoint at the start of `layer`, every buffer written (the base of the

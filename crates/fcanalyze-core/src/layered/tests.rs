@@ -262,6 +262,62 @@ fn groups_searched_by_levels_count_the_same() {
     }
 }
 
+/// Threads that change from layer to layer (lent to the process while its proofs run) give the same
+/// counts and wins: the seeds buffered for later layers when the threads change are all written.
+#[test]
+fn threads_changed_between_layers_count_the_same() {
+    let limits = Limits {
+        max_positions: 300_000,
+        max_millis: None,
+    };
+    // Buffers never full, so that the seeds of later layers wait in them across layers; groups by
+    // levels past 50 positions, where the idle threads help.
+    let flush = 1 << 20;
+    let levels = Bounds {
+        max_set_len: 50,
+        level_chunk: 1000,
+        ..kept(u64::MAX)
+    };
+    let plan = |first: usize| {
+        THREAD_PLAN.with(|p| *p.borrow_mut() = (first..first + LAYERS).map(|l| 1 + l % 3).collect())
+    };
+    let deal = Layout::deal(11982).unwrap();
+    plan(0);
+    let r = search(&deal, 4, limits, None, flush, levels, None).unwrap();
+    // Every layer from the start's took its threads.
+    let left = THREAD_PLAN.with(|p| p.borrow().len());
+    assert!(left < 20, "{left} left");
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    let mut proofs = 0;
+    for deal in 1..=6u64 {
+        for k in [0usize, 1, 2] {
+            let layout = Layout::deal(deal).unwrap();
+            let a = search(&layout, k, limits, None, flush, kept(u64::MAX), None).unwrap();
+            plan(deal as usize + k);
+            let b = search(&layout, k, limits, None, flush, levels, None).unwrap();
+            assert_eq!(a.outcome, b.outcome, "deal {deal} k={k}");
+            if a.outcome == LayeredOutcome::Unsolvable {
+                assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
+                proofs += 1;
+            }
+        }
+    }
+    let mut late = Layout::deal(2).unwrap();
+    for col in late.columns.iter_mut() {
+        col.retain(|&c| crate::card::rank(c) >= 7);
+    }
+    late.foundations = [7; 4];
+    plan(1);
+    let r = search(&late, 0, limits, None, flush, levels, None).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Won);
+    assert!(!r.chain.is_empty());
+    assert!(proofs > 5, "{proofs} proofs");
+    THREAD_PLAN.with(|p| p.borrow_mut().clear());
+}
+
 /// A search whose spill files would leave less free disk space than it must ends undecided for want
 /// of disk, not with an error; with the space, the same search is a proof.
 #[test]
