@@ -124,62 +124,50 @@ pub fn prove_bounded(
     {
         return Ok(r);
     }
-    // Each search after the prover adds its time, and the first to decide answers; each keeps as many
-    // positions as the memory holds at its bytes per position.
+    // Then searches for a line (`Lookouts`), each within as many positions as the memory holds at its
+    // bytes per position; the first to decide answers. With two threads or more, and the memory for it,
+    // the wide beams run beside the others.
     let mut spent = r.elapsed_ms;
-    let mut decided = |step: &str, b: SearchResult| {
-        trace(step, ncells, &b);
-        spent += b.elapsed_ms;
-        (b.outcome != Outcome::Undecided).then_some(SearchResult {
-            elapsed_ms: spent,
-            ..b
-        })
-    };
     let within = |positions: u64, bytes_per_position: usize| Limits {
         max_positions: positions
             .min((memory / bytes_per_position) as u64)
             .min(limits.max_positions),
         max_millis: limits.max_millis,
     };
-    // A wide beam next: it finds the line of deal 13599 with one cell within 2.3 million positions,
-    // which the prover and the solver missed for hundreds of millions.
-    for &(width, positions) in GIANT_BEAMS {
-        let b = beam(
-            layout,
-            ncells,
-            width,
-            within(positions, BEAM_BYTES_PER_POSITION),
-        )?;
-        if let Some(answer) = decided("giant-beam", b) {
-            return Ok(answer);
-        }
-    }
-    // Then a beam over the layers, for lines no heuristic points to (deal 17760 with 2 cells).
-    let (width, layer_cap, positions) = GIANT_LAYER_BEAM;
-    let b = layer_beam(
-        layout,
-        ncells,
-        width,
-        layer_cap,
-        within(positions, LAYER_BEAM_BYTES_PER_POSITION),
-    )?;
-    if let Some(answer) = decided("layer-beam", b) {
-        return Ok(answer);
-    }
-    // The solver's positions cost BYTES_PER_POSITION on average, and up to twice that while its arena and
-    // table double (deal 982 at 2 cells reached 13.5 GB under a 10 GiB budget with a 48-byte estimate).
-    let s = solver.search(
-        layout,
-        ncells,
-        Strategy::Solve,
-        within(GIANT_SOLVER_POSITIONS, 2 * BYTES_PER_POSITION),
-    )?;
+    let threads_now = match crate::layered::lent_threads() {
+        0 => threads,
+        n => n,
+    };
+    let steps = Lookouts {
+        giant_beams: GIANT_BEAMS
+            .iter()
+            .map(|&(w, p)| (w, within(p, BEAM_BYTES_PER_POSITION)))
+            .collect(),
+        layer_beam: within(GIANT_LAYER_BEAM.2, LAYER_BEAM_BYTES_PER_POSITION),
+        solver: within(GIANT_SOLVER_POSITIONS, 2 * BYTES_PER_POSITION),
+    };
+    let side_by_side = threads_now > 1 && steps.fit_side_by_side(memory);
+    let t = std::time::Instant::now();
+    let (first, second) = steps.run(layout, ncells, solver, side_by_side)?;
     // A solver this large gives its tables back now, not at its next search (the layered proof needs the
     // memory).
     *solver = Solver::new();
-    if let Some(answer) = decided("giant-solver", s) {
-        return Ok(answer);
+    // The first step in order that decided answers, as if they had run one after the other (each
+    // search is the same alone or beside the others); side by side, their time is the wall time.
+    let wall = t.elapsed().as_secs_f64() * 1e3;
+    let mut summed = 0.0;
+    for (step, b) in first.into_iter().chain(second) {
+        trace(step, ncells, &b);
+        summed += b.elapsed_ms;
+        if b.outcome != Outcome::Undecided {
+            let taken = if side_by_side { wall } else { summed };
+            return Ok(SearchResult {
+                elapsed_ms: spent + taken,
+                ..b
+            });
+        }
     }
+    spent += if side_by_side { wall } else { summed };
     layered_result(
         layout,
         ncells,
@@ -189,6 +177,89 @@ pub fn prove_bounded(
         checkpoint,
         spent,
     )
+}
+
+/// Searches' results in order, each with its step's name (for the trace).
+type Steps = Vec<(&'static str, SearchResult)>;
+
+/// The searches that look for a line between the lean prover and the layered proof, with their limits:
+/// the wide beams, then the layer beam and the heuristic solver.
+struct Lookouts {
+    giant_beams: Vec<(usize, Limits)>,
+    layer_beam: Limits,
+    solver: Limits,
+}
+
+impl Lookouts {
+    /// Whether the wide beams fit in `memory` beside the layer beam or the solver (the two run one
+    /// after the other), each with the limits it has alone: then two threads run them side by side,
+    /// with the same results.
+    fn fit_side_by_side(&self, memory: usize) -> bool {
+        let bytes = |l: &Limits, per: usize| l.max_positions as usize * per;
+        let beams = self
+            .giant_beams
+            .iter()
+            .map(|(_, l)| bytes(l, BEAM_BYTES_PER_POSITION))
+            .max()
+            .unwrap_or(0);
+        let rest = bytes(&self.layer_beam, LAYER_BEAM_BYTES_PER_POSITION)
+            .max(bytes(&self.solver, 2 * BYTES_PER_POSITION));
+        beams + rest <= memory
+    }
+
+    /// The wide beams' results and the others', side by side on two threads or one after the other
+    /// (then the others only when no beam decided).
+    fn run(
+        &self,
+        layout: &Layout,
+        ncells: usize,
+        solver: &mut Solver,
+        side_by_side: bool,
+    ) -> Result<(Steps, Steps)> {
+        if side_by_side {
+            return std::thread::scope(|scope| {
+                let beams = scope.spawn(|| self.beams(layout, ncells));
+                let rest = self.rest(layout, ncells, solver);
+                let beams = beams.join().expect("the beams' thread panicked");
+                Ok((beams?, rest?))
+            });
+        }
+        let beams = self.beams(layout, ncells)?;
+        if beams.iter().any(|(_, r)| r.outcome != Outcome::Undecided) {
+            return Ok((beams, vec![]));
+        }
+        Ok((beams, self.rest(layout, ncells, solver)?))
+    }
+
+    /// The wide beams in order, up to the first that decides. A wide beam finds the line of deal 13599
+    /// with one cell within 2.3 million positions, which the prover and the solver missed for hundreds
+    /// of millions.
+    fn beams(&self, layout: &Layout, ncells: usize) -> Result<Steps> {
+        let mut out = vec![];
+        for &(width, limits) in &self.giant_beams {
+            let b = beam(layout, ncells, width, limits)?;
+            let done = b.outcome != Outcome::Undecided;
+            out.push(("giant-beam", b));
+            if done {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The layer beam, for lines no heuristic points to (deal 17760 with 2 cells), then, if it did not
+    /// decide, the heuristic solver. The solver's positions cost [`BYTES_PER_POSITION`] on average, and
+    /// up to twice that while its arena and table double (deal 982 at 2 cells reached 13.5 GB under a
+    /// 10 GiB budget with a 48-byte estimate).
+    fn rest(&self, layout: &Layout, ncells: usize, solver: &mut Solver) -> Result<Steps> {
+        let (width, layer_cap, _) = GIANT_LAYER_BEAM;
+        let b = layer_beam(layout, ncells, width, layer_cap, self.layer_beam)?;
+        if b.outcome != Outcome::Undecided {
+            return Ok(vec![("layer-beam", b)]);
+        }
+        let s = solver.search(layout, ncells, Strategy::Solve, self.solver)?;
+        Ok(vec![("layer-beam", b), ("giant-solver", s)])
+    }
 }
 
 /// The layered proof's answer as a search result (a line replayed when won), after `spent` ms of
@@ -243,4 +314,51 @@ fn layered_result(
         elapsed_ms: spent + r.elapsed_ms,
         ..r
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The searches for a line give the same answer side by side as one after the other: the first in
+    /// order that decides, with the same line and positions; over deals where the wide beam decides,
+    /// where a later search does, and where none does.
+    #[test]
+    fn lookouts_side_by_side_answer_as_in_order() {
+        let limits = |max_positions| Limits {
+            max_positions,
+            max_millis: None,
+        };
+        let steps = Lookouts {
+            giant_beams: vec![(50, limits(3_000)), (200, limits(20_000))],
+            layer_beam: limits(40_000),
+            solver: limits(20_000),
+        };
+        let answer = |(a, b): (Steps, Steps)| {
+            a.into_iter()
+                .chain(b)
+                .find(|(_, r)| r.outcome != Outcome::Undecided)
+                .map(|(step, r)| {
+                    let line: Vec<_> = r.solution.iter().map(|m| format!("{m:?}")).collect();
+                    (step, r.outcome, r.positions, line)
+                })
+        };
+        let mut seen = std::collections::BTreeMap::new();
+        for deal in 1..=40u64 {
+            for ncells in [0usize, 1] {
+                let layout = Layout::deal(deal).unwrap();
+                let apart = steps
+                    .run(&layout, ncells, &mut Solver::new(), true)
+                    .unwrap();
+                let alone = steps
+                    .run(&layout, ncells, &mut Solver::new(), false)
+                    .unwrap();
+                let (apart, alone) = (answer(apart), answer(alone));
+                assert_eq!(apart, alone, "deal {deal} with {ncells} cells");
+                *seen.entry(alone.map_or("none", |a| a.0)).or_insert(0) += 1;
+            }
+        }
+        // Every kind of answer came up: each search, and none.
+        assert_eq!(seen.len(), 4, "{seen:?}");
+    }
 }
