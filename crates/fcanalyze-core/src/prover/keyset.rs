@@ -1,5 +1,6 @@
 //! The prover's visited set: 20-byte packed keys without parent links, in 64-byte buckets of three
-//! keys, in independently growing shards (about 24–48 bytes per position). One thread owns it
+//! keys, in independently growing shards (about 24–48 bytes per position; about 30 once the set nears
+//! its memory budget: [`KeySet::set_budget`]). One thread owns it
 //! ([`KeySet::insert_hashed`]), or several share it ([`KeySet::insert_shared`]: each shard behind a
 //! spin lock of its own, so that two threads rarely meet).
 
@@ -32,6 +33,11 @@ const MAX_LOAD: f64 = 0.88;
 /// of the time of 1.3 (3.3 moves, 4.3 times) on 26063 with 1 cell, on one thread and on two, for a
 /// set of 24-48 bytes per position instead of 24-31.
 const GROWTH: f64 = 2.0;
+/// The growth of a shard once the set holds a quarter of the prover's memory budget
+/// ([`KeySet::set_budget`]): a set that doubles its shards holds 40-48 bytes a position, one that grows
+/// them by 1.3 about 30, so near its budget the set grows by this, and the prover holds half as many
+/// positions again before the memory runs out (and a larger proof decides without the layered proof).
+const TIGHT_GROWTH: f64 = 1.3;
 /// Buckets of the smallest shard.
 const MIN_BUCKETS: usize = 16;
 /// Tables from this many bytes on are mapped from the system and given back to it when a shard grows
@@ -76,9 +82,9 @@ impl Shard {
         self.buckets.bytes() + self.spare.as_ref().map_or(0, |t| t.bytes())
     }
 
-    /// Buckets of the table the shard grows to.
-    fn next_size(&self) -> usize {
-        let mut nb = ((self.buckets.len() as f64 * GROWTH) as usize).max(self.buckets.len() + 1);
+    /// Buckets of the table the shard grows to by `growth`.
+    fn next_size(&self, growth: f64) -> usize {
+        let mut nb = ((self.buckets.len() as f64 * growth) as usize).max(self.buckets.len() + 1);
         // Large tables fill whole huge pages.
         let per_page = HUGE_PAGE / std::mem::size_of::<Bucket>();
         if nb >= per_page {
@@ -89,11 +95,11 @@ impl Shard {
 
     /// Whether a spare table is worth making ready now: the shard is most of the way to its limit,
     /// and the next table takes at least a huge page.
-    fn wants_spare(&self) -> bool {
+    fn wants_spare(&self, growth: f64) -> bool {
         self.spare.is_none()
             && !self.preparing
             && self.len >= self.limit - self.limit / 8
-            && self.next_size() * std::mem::size_of::<Bucket>() >= HUGE_PAGE
+            && self.next_size(growth) * std::mem::size_of::<Bucket>() >= HUGE_PAGE
     }
 
     #[inline(always)]
@@ -145,9 +151,10 @@ impl Shard {
         self.len += 1;
     }
 
-    /// Move the keys to a larger table (the spare one if it is ready); the old table, to be dropped.
-    fn grow(&mut self) -> Buckets {
-        let nb = self.next_size();
+    /// Move the keys to a table larger by `growth` (the spare one if it is ready); the old table, to be
+    /// dropped.
+    fn grow(&mut self, growth: f64) -> Buckets {
+        let nb = self.next_size(growth);
         let table = match self.spare.take() {
             Some(t) if t.len() == nb => t,
             _ => Buckets::new(nb, MAP_FROM),
@@ -233,6 +240,8 @@ pub struct KeySet {
     len: usize,
     /// Bytes of the buckets, kept up to date as shards grow.
     bytes: AtomicUsize,
+    /// Bytes of buckets past which shards grow by [`TIGHT_GROWTH`] ([`KeySet::set_budget`]).
+    tight_from: usize,
 }
 
 // SAFETY: a shard is reached through `&self` only by `insert_shared`, under the shard's lock; every
@@ -254,6 +263,7 @@ impl KeySet {
             shards: Box::new([]),
             len: 0,
             bytes: AtomicUsize::new(0),
+            tight_from: usize::MAX,
         };
         s.reset();
         s
@@ -305,6 +315,22 @@ impl KeySet {
         self.len = self.shards.iter_mut().map(|s| s.shard.get_mut().len).sum();
     }
 
+    /// The memory budget of the search that fills the set (`None`: none): past a quarter of it, shards
+    /// grow by [`TIGHT_GROWTH`] instead of doubling.
+    pub fn set_budget(&mut self, budget: Option<usize>) {
+        self.tight_from = budget.map_or(usize::MAX, |b| b / 4);
+    }
+
+    /// How much a shard grows now.
+    #[inline]
+    fn growth(&self) -> f64 {
+        if self.bytes.load(Ordering::Relaxed) >= self.tight_from {
+            TIGHT_GROWTH
+        } else {
+            GROWTH
+        }
+    }
+
     /// Bytes held by the tables.
     pub fn memory(&self) -> usize {
         self.bytes.load(Ordering::Relaxed) + self.shards.len() * std::mem::size_of::<Slot>()
@@ -347,7 +373,7 @@ impl KeySet {
         let s = unsafe { &mut *slot.shard.get() };
         if s.len >= s.limit {
             let before = s.bytes();
-            *old = Some(s.grow());
+            *old = Some(s.grow(self.growth()));
             slot.publish();
             // The tables' bytes change by the new less the old and the spare (a wrapping add).
             self.bytes
@@ -373,7 +399,7 @@ impl KeySet {
         let s = unsafe { &mut *slot.shard.get() };
         s.preparing = false;
         // The shard may have grown meanwhile (the table is then of no use).
-        let unused = if s.next_size() == nb {
+        let unused = if s.next_size(self.growth()) == nb {
             s.spare = Some(table);
             self.bytes.fetch_add(bytes, Ordering::Relaxed);
             None
@@ -417,9 +443,10 @@ impl KeySet {
         let new = self.insert_owned(slot, key, h, &mut old);
         // SAFETY: the shard's lock is held.
         let s = unsafe { &mut *slot.shard.get() };
-        let spare = s.wants_spare().then(|| {
+        let growth = self.growth();
+        let spare = s.wants_spare(growth).then(|| {
             s.preparing = true;
-            s.next_size()
+            s.next_size(growth)
         });
         slot.unlock();
         // The old table is given back, and the spare one made ready, without the lock.
@@ -534,5 +561,39 @@ mod tests {
         assert!(!s.contains(&key(5)));
         assert!(s.insert(&[0; 3]));
         assert!(s.contains(&[0; 3]));
+    }
+
+    /// A set given a memory budget grows its shards by less past a quarter of it: the same keys take
+    /// fewer bytes than in a set without one, and each is there once.
+    #[test]
+    fn a_set_near_its_budget_grows_by_less() {
+        let key = |i: u64| [i.wrapping_mul(0x9E37_79B9_7F4A_7C15), i, i & 0x3FFF_FFFF];
+        let n = 1_500_000u64;
+        let fill = |budget: Option<usize>| {
+            let mut s = KeySet::new();
+            s.set_budget(budget);
+            for i in 0..n {
+                assert!(s.insert(&key(i)));
+            }
+            for i in (0..n).step_by(7) {
+                assert!(!s.insert(&key(i)));
+            }
+            s
+        };
+        let free = fill(None);
+        // A quarter of the budget is reached a third of the way.
+        let tight = fill(Some(free.memory() * 4 / 3));
+        assert_eq!(tight.len(), free.len());
+        let per_key = |s: &KeySet| s.memory() as f64 / n as f64;
+        assert!(
+            per_key(&tight) < 0.85 * per_key(&free),
+            "{} against {} bytes a key",
+            per_key(&tight),
+            per_key(&free)
+        );
+        for i in (0..n).step_by(13) {
+            assert!(tight.contains(&key(i)));
+        }
+        assert!(!tight.contains(&key(n + 1)));
     }
 }

@@ -185,6 +185,7 @@ impl Prover {
         p0.settle(None);
         let rules = Rules::new(layout, ncells);
         self.set.clear();
+        self.set.set_budget(self.max_memory);
         self.stats = ProveStats::default();
         let root = *p0.key();
         self.set.insert(&root);
