@@ -23,6 +23,44 @@ fn kept(max_kept: u64) -> Bounds {
     }
 }
 
+/// Deal 2 with the cards below 8 home and no free cell: a position the layered proof wins within a
+/// few layers, for the lines of wins.
+fn late_position() -> Layout {
+    let mut late = Layout::deal(2).unwrap();
+    for col in late.columns.iter_mut() {
+        col.retain(|&c| crate::card::rank(c) >= 7);
+    }
+    late.foundations = [7; 4];
+    late
+}
+
+/// Deals 1..=`deals` with 0, 1 and 2 cells searched within `bounds` (`before` runs before each such
+/// search) and with every group in its set (`kept(u64::MAX)`), both flushing every `flush` keys: the
+/// same outcomes, and the same counts where unsolvable. Returns the proofs compared.
+fn same_verdicts(
+    deals: u64,
+    limits: Limits,
+    flush: usize,
+    bounds: Bounds,
+    mut before: impl FnMut(u64, usize),
+) -> usize {
+    let mut proofs = 0;
+    for deal in 1..=deals {
+        for k in [0usize, 1, 2] {
+            let layout = Layout::deal(deal).unwrap();
+            let a = search(&layout, k, limits, None, flush, kept(u64::MAX), None).unwrap();
+            before(deal, k);
+            let b = search(&layout, k, limits, None, flush, bounds, None).unwrap();
+            assert_eq!(a.outcome, b.outcome, "deal {deal} k={k}");
+            if a.outcome == LayeredOutcome::Unsolvable {
+                assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
+                proofs += 1;
+            }
+        }
+    }
+    proofs
+}
+
 /// Deal 11982's layered proof with 4 cells (its seeds flushed every 500 keys) within `limits`: with
 /// every finished layer's file kept for lines, and with none (the seeds written lean from the start).
 fn with_and_without_kept_files(limits: Limits) -> (LayeredResult, LayeredResult) {
@@ -233,29 +271,13 @@ fn groups_searched_by_levels_count_the_same() {
             (r.outcome, r.positions),
             (LayeredOutcome::Unsolvable, 61_643)
         );
-        let mut proofs = 0;
-        for deal in 1..=8u64 {
-            for k in [0usize, 1, 2] {
-                let layout = Layout::deal(deal).unwrap();
-                let a = search(&layout, k, limits, None, 5000, kept(u64::MAX), None).unwrap();
-                let b = search(&layout, k, limits, None, 5000, levels, None).unwrap();
-                assert_eq!(a.outcome, b.outcome, "deal {deal} k={k}");
-                if a.outcome == LayeredOutcome::Unsolvable {
-                    assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
-                    proofs += 1;
-                }
-            }
-        }
+        let proofs = same_verdicts(8, limits, 5000, levels, |_, _| {});
         assert!(proofs > 8, "{proofs} proofs");
         if threads == 2 {
             // A thread left without a group helped the other's group by levels.
             assert!(SHARED_LEVELS.load(std::sync::atomic::Ordering::Relaxed) > 0);
         }
-        let mut late = Layout::deal(2).unwrap();
-        for col in late.columns.iter_mut() {
-            col.retain(|&c| crate::card::rank(c) >= 7);
-        }
-        late.foundations = [7; 4];
+        let late = late_position();
         let r = search(&late, 0, limits, None, 100, levels, None).unwrap();
         assert_eq!(r.outcome, LayeredOutcome::Won);
         assert!(!r.chain.is_empty());
@@ -291,25 +313,8 @@ fn threads_changed_between_layers_count_the_same() {
         (r.outcome, r.positions),
         (LayeredOutcome::Unsolvable, 61_643)
     );
-    let mut proofs = 0;
-    for deal in 1..=6u64 {
-        for k in [0usize, 1, 2] {
-            let layout = Layout::deal(deal).unwrap();
-            let a = search(&layout, k, limits, None, flush, kept(u64::MAX), None).unwrap();
-            plan(deal as usize + k);
-            let b = search(&layout, k, limits, None, flush, levels, None).unwrap();
-            assert_eq!(a.outcome, b.outcome, "deal {deal} k={k}");
-            if a.outcome == LayeredOutcome::Unsolvable {
-                assert_eq!(b.positions, a.positions, "deal {deal} k={k}");
-                proofs += 1;
-            }
-        }
-    }
-    let mut late = Layout::deal(2).unwrap();
-    for col in late.columns.iter_mut() {
-        col.retain(|&c| crate::card::rank(c) >= 7);
-    }
-    late.foundations = [7; 4];
+    let proofs = same_verdicts(6, limits, flush, levels, |deal, k| plan(deal as usize + k));
+    let late = late_position();
     plan(1);
     let r = search(&late, 0, limits, None, flush, levels, None).unwrap();
     assert_eq!(r.outcome, LayeredOutcome::Won);
@@ -449,11 +454,7 @@ fn lines_forgotten_past_the_disk_budget() {
         assert_eq!(r.outcome, LayeredOutcome::Unsolvable);
         assert_eq!(r.positions, 61_643);
     }
-    let mut late = Layout::deal(2).unwrap();
-    for col in late.columns.iter_mut() {
-        col.retain(|&c| crate::card::rank(c) >= 7);
-    }
-    late.foundations = [7; 4];
+    let late = late_position();
     let with = search(&late, 0, limits, None, 100, kept(u64::MAX), None).unwrap();
     let without = search(&late, 0, limits, None, 100, kept(1 << 12), None).unwrap();
     assert_eq!(with.outcome, LayeredOutcome::Won);
@@ -474,11 +475,7 @@ fn a_killed_search_goes_on_from_its_checkpoint() {
         max_millis: None,
     };
     let dir = std::env::temp_dir().join(format!("fcanalyze-test-resume-{}", std::process::id()));
-    let mut late = Layout::deal(2).unwrap();
-    for col in late.columns.iter_mut() {
-        col.retain(|&c| crate::card::rank(c) >= 7);
-    }
-    late.foundations = [7; 4];
+    let late = late_position();
     for (layout, k, flush) in [(Layout::deal(11982).unwrap(), 4, 500), (late, 0, 100)] {
         let whole = search(&layout, k, limits, None, flush, kept(u64::MAX), None).unwrap();
         for (n, at_once) in [
@@ -519,11 +516,7 @@ fn a_killed_search_goes_on_from_its_checkpoint() {
         }
     }
     // Killed again after a resumption: the lines still reach the start.
-    let mut late = Layout::deal(2).unwrap();
-    for col in late.columns.iter_mut() {
-        col.retain(|&c| crate::card::rank(c) >= 7);
-    }
-    late.foundations = [7; 4];
+    let late = late_position();
     let whole = search(&late, 0, limits, None, 100, kept(u64::MAX), None).unwrap();
     for n in [2, 3] {
         KILL_AFTER.set(Some(n));
@@ -602,11 +595,7 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
         threads: 1,
         save_every_ms: 30,
     };
-    let mut late = Layout::deal(2).unwrap();
-    for col in late.columns.iter_mut() {
-        col.retain(|&c| crate::card::rank(c) >= 7);
-    }
-    late.foundations = [7; 4];
+    let late = late_position();
     let mut in_parts = false;
     for (layout, k) in [(Layout::deal(11982).unwrap(), 4), (late, 0)] {
         let whole = search(&layout, k, limits, None, 5000, levels, None).unwrap();
