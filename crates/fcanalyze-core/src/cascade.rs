@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use crate::beam::{beam, layer_beam};
 use crate::error::Result;
-use crate::layered::{has_checkpoint, prove_layered, LayeredConfig, LayeredOutcome};
+use crate::layered::{has_checkpoint, prove_layered, threads_now, LayeredConfig, LayeredOutcome};
 use crate::layout::Layout;
 use crate::limits::Limits;
 use crate::line::checked_line;
@@ -134,10 +134,6 @@ pub fn prove_bounded(
             .min(limits.max_positions),
         max_millis: limits.max_millis,
     };
-    let threads_now = match crate::layered::lent_threads() {
-        0 => threads,
-        n => n,
-    };
     let steps = Lookouts {
         giant_beams: GIANT_BEAMS
             .iter()
@@ -146,7 +142,7 @@ pub fn prove_bounded(
         layer_beam: within(GIANT_LAYER_BEAM.2, LAYER_BEAM_BYTES_PER_POSITION),
         solver: within(GIANT_SOLVER_POSITIONS, 2 * BYTES_PER_POSITION),
     };
-    let side_by_side = threads_now > 1 && steps.fit_side_by_side(memory);
+    let side_by_side = threads_now(threads) > 1 && steps.fit_side_by_side(memory);
     let t = std::time::Instant::now();
     let (first, second) = steps.run(layout, ncells, solver, side_by_side)?;
     // A solver this large gives its tables back now, not at its next search (the layered proof needs the

@@ -146,6 +146,14 @@ pub fn lent_threads() -> usize {
     LENT.load(Ordering::Relaxed)
 }
 
+/// The threads a proof given `threads` runs on now: those lent ([`lend_threads`]) if any.
+pub(crate) fn threads_now(threads: usize) -> usize {
+    match lent_threads() {
+        0 => threads.max(1),
+        n => n,
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests: the threads of each layer in turn (in place of the lent ones; a proof on the test's

@@ -110,9 +110,7 @@ fn search_in(
     let threads = bounds.threads.max(1);
     let spill = Spill::new(Seeds::new(bounds.max_kept, bounds.min_free_disk, dir)?);
     // Each thread's share of the memory: its seeds' buffers, its stack, its group's set.
-    let bufs: Vec<SeedBuf> = (0..threads)
-        .map(|_| SeedBuf::new(flush_keys / threads))
-        .collect();
+    let bufs = seed_bufs(flush_keys, threads);
     let mut p = Proof {
         rules,
         limits,
@@ -151,6 +149,13 @@ fn search_in(
     Ok(p.finish(LayeredOutcome::Unsolvable))
 }
 
+/// The seed buffers of `threads` threads, each of an equal share of `flush_keys`.
+fn seed_bufs(flush_keys: usize, threads: usize) -> Vec<SeedBuf> {
+    (0..threads)
+        .map(|_| SeedBuf::new(flush_keys / threads))
+        .collect()
+}
+
 /// The threads of a layer of a search given `threads`: those lent to the process if any
 /// ([`super::lend_threads`]; in tests, the next of the test's plan if any).
 fn layer_threads(threads: usize) -> usize {
@@ -164,10 +169,7 @@ fn layer_threads(threads: usize) -> usize {
             return n.max(1);
         }
     }
-    match super::lent_threads() {
-        0 => threads.max(1),
-        n => n,
-    }
+    super::threads_now(threads)
 }
 
 /// `r` with its outcome, and its time since `start` after `before_ms` (a resumed search's).
@@ -288,9 +290,7 @@ impl Proof {
         for b in &mut self.bufs {
             b.flush(&self.spill)?;
         }
-        self.bufs = (0..threads)
-            .map(|_| SeedBuf::new(self.flush_keys / threads))
-            .collect();
+        self.bufs = seed_bufs(self.flush_keys, threads);
         self.threads = threads;
         Ok(())
     }

@@ -93,13 +93,14 @@ impl Shard {
         nb
     }
 
-    /// Whether a spare table is worth making ready now: the shard is most of the way to its limit,
-    /// and the next table takes at least a huge page.
-    fn wants_spare(&self, growth: f64) -> bool {
-        self.spare.is_none()
-            && !self.preparing
-            && self.len >= self.limit - self.limit / 8
-            && self.next_size(growth) * std::mem::size_of::<Bucket>() >= HUGE_PAGE
+    /// The buckets of a spare table worth making ready now, if one is: the shard is most of the way to
+    /// its limit, and the table it grows to by `growth` (asked only then) takes at least a huge page.
+    fn wants_spare(&self, growth: impl FnOnce() -> f64) -> Option<usize> {
+        if self.spare.is_some() || self.preparing || self.len < self.limit - self.limit / 8 {
+            return None;
+        }
+        let nb = self.next_size(growth());
+        (nb * std::mem::size_of::<Bucket>() >= HUGE_PAGE).then_some(nb)
     }
 
     #[inline(always)]
@@ -443,11 +444,8 @@ impl KeySet {
         let new = self.insert_owned(slot, key, h, &mut old);
         // SAFETY: the shard's lock is held.
         let s = unsafe { &mut *slot.shard.get() };
-        let growth = self.growth();
-        let spare = s.wants_spare(growth).then(|| {
-            s.preparing = true;
-            s.next_size(growth)
-        });
+        let spare = s.wants_spare(|| self.growth());
+        s.preparing |= spare.is_some();
         slot.unlock();
         // The old table is given back, and the spare one made ready, without the lock.
         drop(old);
