@@ -13,7 +13,7 @@ use crate::key::{
 use crate::layout::{Layout, NCOLS};
 
 /// "No card" in [`Lean`]'s links: bit 63 of a card mask, never a card.
-const NO: u8 = 63;
+pub(crate) const NO: u8 = 63;
 /// Cards 0..52 as a mask.
 const DECK_MASK: u64 = (1 << 52) - 1;
 
@@ -34,6 +34,9 @@ pub struct Lean {
     /// cards that may go home, tested for every child.
     next: u64,
     found: [u8; 4],
+    /// The lowest card of the run whose move reached this position when the position may skip that
+    /// run's moves ([`Rules::for_each_child`]), else [`NO`].
+    moved: u8,
     key: Key,
 }
 
@@ -121,6 +124,7 @@ impl Rules {
             cells: 0,
             next: 0,
             found: [0; 4],
+            moved: NO,
             key: *key,
         };
         // The card under each card, a table look-up per card (the only per-card work: everything else
@@ -167,9 +171,18 @@ impl Rules {
         self.for_each_child(p, |q| out.push(q.key));
     }
 
-    /// Call `f` on every position one move away from `p` (automatic moves applied).
+    /// Call `f` on every position one move away from `p` (automatic moves applied), except those that
+    /// move again the run that [`Lean::moved`] names (docs/reductions.md, "the same run twice"): each
+    /// of them is the position the move reaching `p` came from, or one of its children. Each child
+    /// says which run it may skip in turn: the run just moved, unless automatic moves followed the
+    /// move or it emptied its column.
     #[inline(always)]
     pub fn for_each_child(&self, p: &Lean, mut f: impl FnMut(&Lean)) {
+        let skip = p.moved;
+        // A child reached by moving the run from `b` (not home): what it may skip.
+        let reached = |q: &mut Lean, b: u8, emptied: bool| {
+            q.moved = if q.next == p.next && !emptied { b } else { NO };
+        };
         let nfree = self.ncells - p.cells.count_ones();
         let nempty = NCOLS as u32 - p.tops.count_ones();
         // The exposed cards one rank higher and of the other colour than `c`.
@@ -186,10 +199,14 @@ impl Rules {
         while e != 0 {
             let c = e.trailing_zeros() as u8;
             e &= e - 1;
+            if c == skip {
+                continue;
+            }
             let mut q = *p;
             q.lift(c, c);
             q.put_home(c);
             q.settle(self.max_auto);
+            q.moved = NO;
             f(&q);
         }
         // From the free cells.
@@ -197,6 +214,9 @@ impl Rules {
         while e != 0 {
             let c = e.trailing_zeros() as u8;
             e &= e - 1;
+            if c == skip {
+                continue;
+            }
             let mut ps = parents(c);
             while ps != 0 {
                 let d = ps.trailing_zeros() as u8;
@@ -205,6 +225,7 @@ impl Rules {
                 q.lift(c, c);
                 q.onto(c, c, d);
                 q.settle(self.max_auto);
+                reached(&mut q, c, false);
                 f(&q);
             }
             if nempty > 0 {
@@ -212,6 +233,7 @@ impl Rules {
                 q.lift(c, c);
                 q.put_empty(c, c);
                 q.settle(self.max_auto);
+                reached(&mut q, c, false);
                 f(&q);
             }
         }
@@ -230,7 +252,8 @@ impl Rules {
             let mut x = t;
             loop {
                 // `x` is the bottom card of a run of `len + 1` cards ending at `t`.
-                if len < lim_card {
+                let u = p.below[x as usize];
+                if len < lim_card && x != skip {
                     let mut ps = parents(x);
                     while ps != 0 {
                         let d = ps.trailing_zeros() as u8;
@@ -239,11 +262,11 @@ impl Rules {
                         q.lift(x, t);
                         q.onto(x, t, d);
                         q.settle(self.max_auto);
+                        reached(&mut q, x, u == NO);
                         f(&q);
                     }
                 }
                 len += 1;
-                let u = p.below[x as usize];
                 if u == NO || !fits_on(x, u) {
                     break;
                 }
@@ -255,21 +278,25 @@ impl Rules {
                 // The bottom card of the run of `n` cards ending at `t`.
                 let mut b = t;
                 for n in 1..=maxn {
-                    if !(whole && n == len) {
+                    let u = p.below[b as usize];
+                    if !(whole && n == len) && b != skip {
                         let mut q = *p;
                         q.lift(b, t);
                         q.put_empty(b, t);
                         q.settle(self.max_auto);
+                        reached(&mut q, b, u == NO);
                         f(&q);
                     }
-                    b = p.below[b as usize];
+                    b = u;
                 }
             }
-            if nfree > 0 {
+            if nfree > 0 && t != skip {
+                let u = p.below[t as usize];
                 let mut q = *p;
                 q.lift(t, t);
                 q.put_cell(t);
                 q.settle(self.max_auto);
+                reached(&mut q, t, u == NO);
                 f(&q);
             }
         }
@@ -338,6 +365,20 @@ impl Lean {
     #[inline(always)]
     pub fn key(&self) -> &Key {
         &self.key
+    }
+
+    /// The run this position's children may leave unmoved ([`Rules::for_each_child`]): a card, or
+    /// none (past the deck).
+    #[inline(always)]
+    pub(crate) fn moved(&self) -> u8 {
+        self.moved
+    }
+
+    /// The position whose children may leave unmoved the run from card `moved` (or none: [`NO`]).
+    #[inline(always)]
+    pub(crate) fn with_moved(mut self, moved: u8) -> Lean {
+        self.moved = moved;
+        self
     }
 
     /// Take the run from `b` (its lowest card) up to `t` (exposed) off its column, or `b == t` off its
@@ -436,6 +477,7 @@ mod tests {
     use crate::key::loc_of;
     use crate::limits::Limits;
     use crate::prover::Prover;
+    use std::collections::HashSet;
 
     /// [`Lean::features`] as defined: each column read from the bottom for the blockers (cards above
     /// a lower card), and the number of cards above each foundation's next card.
@@ -510,6 +552,62 @@ mod tests {
                     assert_eq!(q.features(), rules.decode(&q.key).features());
                 });
             }
+        }
+    }
+
+    /// Every position reachable from `layout` (breadth first) and the children generated on the way,
+    /// each position's children skipping the run its move reached it by when `skip`.
+    fn closure(layout: &Layout, cells: usize, skip: bool) -> (HashSet<Key>, u64) {
+        let rules = Rules::new(layout, cells);
+        let (p0, _) = crate::position::Position::from_layout(layout, cells).unwrap();
+        let mut p0 = p0;
+        p0.settle(None);
+        let root = *p0.key();
+        let mut seen = HashSet::from([root]);
+        let mut queue = std::collections::VecDeque::from([(root, NO)]);
+        let mut children = 0;
+        while let Some((key, moved)) = queue.pop_front() {
+            let p = rules.decode(&key).with_moved(if skip { moved } else { NO });
+            rules.for_each_child(&p, |q| {
+                children += 1;
+                if seen.insert(q.key) {
+                    queue.push_back((q.key, q.moved()));
+                }
+            });
+            assert!(seen.len() < 2_000_000, "a closure too large for a test");
+        }
+        (seen, children)
+    }
+
+    /// Skipping the run just moved (docs/reductions.md) leaves the reachable set exactly as it is, on
+    /// deals lost and won, under both rules of automatic moves, and spares children.
+    #[test]
+    fn skipping_the_run_just_moved_keeps_every_position() {
+        let cases = [
+            (11982u64, 4usize, Autoplay::Safe),
+            (11982, 4, Autoplay::Max),
+            (617, 3, Autoplay::Safe),
+            (125, 1, Autoplay::Safe),
+            (617, 3, Autoplay::Max),
+            (125, 1, Autoplay::Max),
+            (1, 2, Autoplay::Safe),
+            (391, 2, Autoplay::Safe),
+        ];
+        for (deal, cells, autoplay) in cases {
+            let layout = Layout::deal(deal).unwrap().with_autoplay(autoplay);
+            let (all, every) = closure(&layout, cells, false);
+            let (kept, fewer) = closure(&layout, cells, true);
+            assert!(all.len() > 100, "deal {deal} k={cells}: {}", all.len());
+            assert!(
+                all == kept,
+                "deal {deal} k={cells} {autoplay:?}: {} against {}",
+                kept.len(),
+                all.len()
+            );
+            assert!(
+                fewer < every,
+                "deal {deal} k={cells} {autoplay:?}: {fewer} children, {every} without"
+            );
         }
     }
 }

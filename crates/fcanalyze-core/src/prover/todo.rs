@@ -62,17 +62,18 @@ impl Todo {
 }
 
 /// A position waiting on the search's stack: its key, the stack index of the position it was first
-/// reached from, and whether it was expanded.
+/// reached from, whether it was expanded, and the run its children need not move (`Lean::moved`).
 #[derive(Clone, Copy)]
 pub(super) struct Node {
     pub(super) key: Key,
     pub(super) parent: u32,
-    pub(super) state: u32,
+    pub(super) state: u8,
+    pub(super) moved: u8,
 }
 
-pub(super) const WAITING: u32 = 0;
-pub(super) const IN_FLIGHT: u32 = 1;
-pub(super) const DONE: u32 = 2;
+pub(super) const WAITING: u8 = 0;
+pub(super) const IN_FLIGHT: u8 = 1;
+pub(super) const DONE: u8 = 2;
 
 /// An expanded position whose children are still to be looked up (their slots are being fetched).
 #[derive(Default)]
@@ -80,6 +81,8 @@ pub(super) struct Batch {
     pub(super) node: u32,
     pub(super) thread: u32,
     pub(super) kids: Vec<(Key, u64)>,
+    /// Per child, the run its own children need not move (`Lean::moved`).
+    pub(super) moved: Vec<u8>,
     /// Children already looked up (the others were held up: [`super::worker`]).
     pub(super) done: usize,
     /// The children whole, in the order of `kids`, when the thread orders its new children: it scores

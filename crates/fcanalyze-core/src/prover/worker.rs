@@ -12,7 +12,7 @@ use crate::outcome::Budget;
 
 use super::keyset::KeySet;
 use super::parallel::{Shared, Work};
-use super::rules::{Lean, Rules, NFEAT};
+use super::rules::{Lean, Rules, NFEAT, NO};
 use super::todo::{Batch, Node, Todo, DONE, IN_FLIGHT, WAITING};
 use super::{ProveStats, Thread};
 
@@ -75,8 +75,10 @@ pub(super) struct Worker {
     /// The new children of the batch being looked up when they are to be ordered: their index in the
     /// batch (then their sort key), and their stack index (reused from batch to batch).
     fresh: Vec<(u32, u32)>,
-    /// The children of the position being expanded, and the same whole when they are kept (reused).
+    /// The children of the position being expanded, the run each may leave unmoved, and the same
+    /// whole when they are kept (reused).
     kids: Vec<Key>,
+    kids_moved: Vec<u8>,
     leans: Vec<Lean>,
     recent: Vec<Key>,
     recent_on: bool,
@@ -99,6 +101,7 @@ impl Worker {
             spare: Vec::new(),
             fresh: Vec::new(),
             kids: Vec::with_capacity(128),
+            kids_moved: Vec::with_capacity(128),
             leans: Vec::with_capacity(128),
             recent: Vec::new(),
             recent_on: false,
@@ -130,6 +133,7 @@ impl Worker {
                 key,
                 parent: NO_PARENT,
                 state: WAITING,
+                moved: NO,
             });
             self.todo[0].push(0);
         }
@@ -285,6 +289,7 @@ impl Worker {
                     key: k,
                     parent: node,
                     state: WAITING,
+                    moved: batch.moved[j],
                 });
             }
             if let (Some(w), true) = (&weights, self.fresh.len() > 1) {
@@ -419,6 +424,8 @@ impl Worker {
             key: *work.line.last().expect("a line"),
             parent: GIVEN + self.given.len() as u32,
             state: WAITING,
+            // How the giver reached it is not known here: every run moves.
+            moved: NO,
         });
         self.given.push(work.line);
         let order = if (work.order as usize) < norders {
@@ -456,25 +463,32 @@ impl Worker {
     fn expand(&mut self, ctx: &Ctx, i: u32, order: u32, keep: bool) -> Option<Key> {
         let node = &mut self.nodes[i as usize];
         node.state = IN_FLIGHT;
-        let p = ctx.rules.decode(&node.key);
+        let p = ctx.rules.decode(&node.key).with_moved(node.moved);
         let mut batch = self.spare.pop().unwrap_or_default();
         batch.node = i;
         batch.thread = order;
         batch.kids.clear();
+        batch.moved.clear();
         batch.leans.clear();
         batch.done = 0;
         self.stats.expanded += 1;
         // The children first, then their lookups prepared: two short loops run faster than one.
+        let (kids, kids_moved) = (&mut self.kids, &mut self.kids_moved);
+        kids.clear();
+        kids_moved.clear();
         if keep {
-            let (kids, leans) = (&mut self.kids, &mut self.leans);
-            kids.clear();
+            let leans = &mut self.leans;
             leans.clear();
             ctx.rules.for_each_child(&p, |q| {
                 kids.push(*q.key());
+                kids_moved.push(q.moved());
                 leans.push(*q);
             });
         } else {
-            ctx.rules.children(&p, &mut self.kids);
+            ctx.rules.for_each_child(&p, |q| {
+                kids.push(*q.key());
+                kids_moved.push(q.moved());
+            });
         }
         self.stats.children += self.kids.len() as u64;
         for (j, k) in self.kids.iter().enumerate() {
@@ -489,6 +503,7 @@ impl Worker {
             }
             ctx.set.prefetch(h);
             batch.kids.push((*k, h));
+            batch.moved.push(self.kids_moved[j]);
             if keep {
                 batch.leans.push(self.leans[j]);
             }
