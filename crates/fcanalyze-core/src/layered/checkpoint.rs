@@ -15,7 +15,9 @@ use super::spill::{io_error, level_number, SpillDir};
 use super::Bounds;
 
 /// The first line of a checkpoint: its format.
-pub(super) const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/1";
+/// Format 2: level files hold tagged codes ([`super::code::tag`]); a checkpoint of format 1 is not
+/// resumed.
+pub(super) const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/2";
 
 /// Where each sorted run of a layer's file starts, and whether its records are lean (lean: keys alone).
 pub(super) type Runs = Vec<(u64, bool)>;

@@ -83,6 +83,35 @@ pub(super) fn place_of(f: u64) -> u64 {
 
 pub(super) const FIELD_OF: [u64; 4] = [LOC_CELL, LOC_BOTTOM, LOC_PARENT_LO, LOC_PARENT_HI];
 
+/// Bits under a code, in a group's stack and a level's files, that carry the run its position's
+/// children may leave unmoved ([`tag`]; `Rules::children_moved`). A code of 52 free cards takes 104
+/// bits: 110 with the tag.
+const TAG_BITS: u32 = 6;
+const TAG_MASK: u128 = (1 << TAG_BITS) - 1;
+
+/// `code` shifted up, with `moved` (a card, or [`NO`](crate::prover::NO): none) under it. Tagged codes
+/// sort as their codes do; the copies of one code differ only in their tags, and any of them will do
+/// (each names a run moved from a position that is expanded whole: docs/reductions.md).
+#[inline(always)]
+pub(super) fn tag(code: u128, moved: u8) -> u128 {
+    code << TAG_BITS | (moved ^ crate::prover::NO) as u128
+}
+
+/// The code and the run of a [`tag`]ged code.
+#[inline(always)]
+pub(super) fn untag(tagged: u128) -> (u128, u8) {
+    (
+        tagged >> TAG_BITS,
+        (tagged & TAG_MASK) as u8 ^ crate::prover::NO,
+    )
+}
+
+/// A tagged code with its tag cleared: equal for the copies of one code, and ordered as the codes.
+#[inline(always)]
+pub(super) fn untagged(tagged: u128) -> u128 {
+    tagged & !TAG_MASK
+}
+
 /// A group's coding of positions: its free cards, in card order, the 2-bit place of card `i` of them at
 /// bits `2i, 2i + 1` of the code.
 pub(super) struct Frame {

@@ -75,6 +75,9 @@ pub(super) struct Cx<'a> {
     /// Bytes of the layer's merge (its read buffers).
     pub(super) merge_bytes: usize,
     pub(super) kids: Vec<Key>,
+    /// Per child of the position expanded, the run its own children may leave unmoved
+    /// ([`crate::prover::Rules::children_moved`]).
+    pub(super) kids_moved: Vec<u8>,
     /// Per child of the position expanded: its layer, and when in the layer its code and hash.
     pub(super) codes: Vec<(usize, u128, u64)>,
     pub(super) res: LayeredResult,
@@ -120,6 +123,7 @@ impl<'a> Cx<'a> {
             expanded: 0,
             merge_bytes: 0,
             kids: Vec::with_capacity(128),
+            kids_moved: Vec::with_capacity(128),
             codes: Vec::with_capacity(128),
             res: self.res.with_peaks_cleared(),
             idle: self.idle,

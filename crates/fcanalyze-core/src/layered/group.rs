@@ -6,10 +6,11 @@ use crate::error::Result;
 use crate::key::{signature, Key};
 use crate::layer::progress;
 
-use super::code::Frame;
+use super::code::{tag, untag, Frame};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::levels::search_by_levels;
 use super::table::Table;
+use crate::prover::NO;
 
 /// Search the group of `first` (a seed), its other seeds given by `more`: depth first from each seed,
 /// with a stack of at most [`Cx::max_stack_bytes`]; positions that find the stack full wait in the set
@@ -79,6 +80,7 @@ struct GroupSet {
     table: Table,
     /// Codes the stack holds at most.
     max_stack: usize,
+    /// Codes to expand, [`tag`]ged with the run each may leave unmoved.
     stack: Vec<u128>,
     /// Positions in the set not yet taken for expansion.
     waiting: usize,
@@ -92,7 +94,7 @@ struct GroupSet {
 
 /// What [`GroupSet::next_code`] found.
 enum Next {
-    /// A position to expand.
+    /// A position to expand, its code [`tag`]ged.
     Code(u128),
     /// Nothing yet: look again.
     Again,
@@ -128,13 +130,13 @@ impl GroupSet {
                     len: self.table.len,
                 }));
             }
-            return Ok(Next::Code(code));
+            return Ok(Next::Code(tag(code, NO)));
         }
         if self.waiting > 0 {
             return Ok(match self.table.take_next(&mut self.cursor) {
                 Some(c) => {
                     self.waiting -= 1;
-                    Next::Code(c)
+                    Next::Code(tag(c, NO))
                 }
                 None => {
                     // The table grew behind the cursor: scan again.
@@ -149,11 +151,13 @@ impl GroupSet {
     /// Expand the position of `code`: its children in the layer go to the set (and the stack while it
     /// has room), the others to the seeds of their layers. The group's end when a child is won.
     #[inline]
-    fn expand(&mut self, cx: &mut Cx, code: u128) -> Result<Option<GroupEnd>> {
+    fn expand(&mut self, cx: &mut Cx, tagged: u128) -> Result<Option<GroupEnd>> {
         let (frame, table) = (&self.frame, &mut self.table);
+        let (code, moved) = untag(tagged);
         let key = frame.decode(code);
-        let p = cx.rules.decode(&key);
-        cx.rules.children(&p, &mut cx.kids);
+        let p = cx.rules.decode(&key).with_moved(moved);
+        cx.rules
+            .children_moved(&p, &mut cx.kids, &mut cx.kids_moved);
         // The codes of the children in this layer, their home slots prefetched: the lookups below then
         // wait for one cache miss at a time less.
         cx.codes.clear();
@@ -169,7 +173,7 @@ impl GroupSet {
             }
         }
         let (stack, max_stack) = (&mut self.stack, self.max_stack);
-        for (k, &(l, c, h)) in cx.kids.iter().zip(&cx.codes) {
+        for ((k, &(l, c, h)), &m) in cx.kids.iter().zip(&cx.codes).zip(&cx.kids_moved) {
             if *k == [0; 3] {
                 return Ok(Some(GroupEnd::Won {
                     target: key,
@@ -202,7 +206,7 @@ impl GroupSet {
                         let more = stack.len().max(64).min(max_stack - stack.len());
                         stack.reserve_exact(more);
                     }
-                    stack.push(c);
+                    stack.push(tag(c, m));
                 } else {
                     self.waiting += 1;
                 }

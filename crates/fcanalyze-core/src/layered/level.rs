@@ -11,10 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
 
-use super::code::CODE;
+use super::code::{untagged, CODE};
 use super::spill::{free_disk, io_error, level_name};
 
-/// Codes sorted, each once, in a file of their own.
+/// Codes sorted, each once, in a file of their own ([`tag`](super::code::tag)ged: one copy of each code,
+/// with one of its tags).
 #[derive(Clone, Debug)]
 pub(super) struct Part {
     pub(super) path: PathBuf,
@@ -242,16 +243,18 @@ impl Levels {
             if let Some(n) = sources[i].next_code()? {
                 heap.push(std::cmp::Reverse((n, i)));
             }
-            if last == Some(code) {
+            // Copies of a code differ only in their tags.
+            let plain = untagged(code);
+            if last == Some(plain) {
                 continue;
             }
-            last = Some(code);
+            last = Some(plain);
             let mut known = false;
             for (o, n) in old.iter_mut().zip(old_next.iter_mut()) {
-                while n.is_some_and(|x| x < code) {
+                while n.is_some_and(|x| untagged(x) < plain) {
                     *n = o.next_code()?;
                 }
-                known |= *n == Some(code);
+                known |= n.is_some_and(|x| untagged(x) == plain);
             }
             if !known {
                 w.write_all(&code.to_le_bytes())
@@ -282,14 +285,20 @@ impl Levels {
     }
 }
 
-/// `chunk` sorted, each code once, and its samples added to `samples`.
+/// `chunk` sorted, each code once (the copy with the least tag), and its samples added to `samples`
+/// (without their tags: the bounds of a merge's ranges then keep the copies of a code together).
 pub(super) fn sort_dedup(chunk: &mut Vec<u128>, samples: &mut Vec<Sample>) {
     chunk.sort_unstable();
-    chunk.dedup();
+    chunk.dedup_by(|a, b| untagged(*a) == untagged(*b));
     let n = chunk.len();
     if n > 0 {
         let step = n.div_ceil(SAMPLES);
-        samples.extend(chunk.iter().step_by(step).map(|&c| (c, step as u64)));
+        samples.extend(
+            chunk
+                .iter()
+                .step_by(step)
+                .map(|&c| (untagged(c), step as u64)),
+        );
     }
 }
 

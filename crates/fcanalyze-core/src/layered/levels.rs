@@ -11,10 +11,11 @@ use crate::layer::progress;
 use crate::outcome::Budget;
 
 use super::checkpoint::{Finished, LevelState};
-use super::code::{Frame, CODE};
+use super::code::{tag, untag, Frame, CODE};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::level::{sort_dedup, split_points, Level, Levels, Part, Sample};
 use super::seeds::{lock, SeedBuf};
+use crate::prover::NO;
 
 /// Tests: the levels expanded and merged by more than one thread, in the whole process.
 #[cfg(test)]
@@ -42,8 +43,12 @@ pub(super) fn search_by_levels(
     let max_chunk = cx.level_chunk.max(1);
     let mut runs: Vec<Part> = Vec::new();
     let mut samples = Vec::new();
+    // The seeds taken so far, then the others, searched from with every run moved.
+    for c in chunk.iter_mut() {
+        *c = tag(*c, NO);
+    }
     while let Some(seed) = more()? {
-        push_code(&mut chunk, frame.encode(&seed), max_chunk);
+        push_code(&mut chunk, tag(frame.encode(&seed), NO), max_chunk);
         if chunk.len() >= max_chunk {
             runs.push(levels.write_run(&mut chunk, &mut samples)?);
         }
@@ -332,10 +337,11 @@ fn expand(
     let mut left = to - from;
     let mut counted = 0u64;
     share.end = 'codes: loop {
-        let Some(code) = read.next_code()? else {
+        let Some(tagged) = read.next_code()? else {
             break None;
         };
         left -= 1;
+        let (code, moved) = untag(tagged);
         let key = frame.decode(code);
         if cx.rules.is_sorted(&key) {
             break Some(GroupEnd::Won {
@@ -344,9 +350,10 @@ fn expand(
                 len: total,
             });
         }
-        let p = cx.rules.decode(&key);
-        cx.rules.children(&p, &mut cx.kids);
-        for k in &cx.kids {
+        let p = cx.rules.decode(&key).with_moved(moved);
+        cx.rules
+            .children_moved(&p, &mut cx.kids, &mut cx.kids_moved);
+        for (k, &m) in cx.kids.iter().zip(&cx.kids_moved) {
             if *k == [0; 3] {
                 break 'codes Some(GroupEnd::Won {
                     target: key,
@@ -359,7 +366,7 @@ fn expand(
                 cx.seeds.push(l, k, Some(&key), cx.spill)?;
                 continue;
             }
-            push_code(&mut chunk, frame.encode(k), max_chunk);
+            push_code(&mut chunk, tag(frame.encode(k), m), max_chunk);
         }
         if chunk.len() >= max_chunk {
             if levels.disk_low(chunk.len()) {

@@ -363,6 +363,7 @@ impl Proof {
                 expanded,
                 merge_bytes: 0,
                 kids: Vec::with_capacity(128),
+                kids_moved: Vec::with_capacity(128),
                 codes: Vec::with_capacity(128),
                 // The thread's peaks in this layer.
                 res: t.res.with_peaks_cleared(),

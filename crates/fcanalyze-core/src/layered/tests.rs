@@ -3,11 +3,12 @@ use crate::layer::{progress, LAYERS};
 use crate::position::Position;
 use crate::prover::Rules;
 
-use super::code::{Frame, LEAN};
+use super::code::{tag, untag, untagged, Frame, LEAN};
 use super::level::split_points;
 use super::levels::SHARED_LEVELS;
 use super::spill::{remove_orphans, SpillDir};
 use super::table::Table;
+use crate::prover::NO;
 
 fn kept(max_kept: u64) -> Bounds {
     Bounds {
@@ -157,7 +158,8 @@ fn table_scans_take_every_waiting_position_once() {
     }
 }
 
-/// Keys coded a word at a time (BMI2) give the places coded a card at a time, and decode back.
+/// Keys coded a word at a time (BMI2) give the places coded a card at a time, and decode back; tags
+/// ride under codes without changing their order.
 #[test]
 fn codes_of_words_and_of_cards_agree() {
     let mut kids = Vec::new();
@@ -175,6 +177,14 @@ fn codes_of_words_and_of_cards_agree() {
             assert_eq!(f.decode_cards(x), key);
             assert_eq!(f.encode(&key), x);
             assert_eq!(f.decode(x), key);
+            // A code of 52 free cards fits under its tag, which comes back whole, and tagged codes
+            // order as their codes, whatever their tags.
+            assert!(x < 1 << 104);
+            for m in [0, 51, NO] {
+                assert_eq!(untag(tag(x, m)), (x, m));
+                assert_eq!(untagged(tag(x, m)), untagged(tag(x, NO)));
+                assert!(tag(x, m) < tag(x + 1, NO) && tag(x + 1, m) > tag(x, 0));
+            }
             checked += 1;
             rules.children(&rules.decode(&key), &mut kids);
             match kids.last() {
@@ -726,7 +736,7 @@ fn merges_split_into_ranges_of_about_equal_sizes() {
 /// one part; levels of several parts are saved and read back.
 #[test]
 fn checkpoints_list_the_parts_of_levels() {
-    let old = "fcanalyze-layered-checkpoint/1\nidentity x\nlayer 3\n\
+    let old = "fcanalyze-layered-checkpoint/2\nidentity x\nlayer 3\n\
                levels 2 1,2,3,4,5,6 10 level-0-000007.codes 4 - 0\n\
                levels 5 1,2,3,4,5,7 20 level-1-000009.codes 6 level-1-000008.codes 3\nend\n";
     let c = Checkpoint::parse(old).unwrap();

@@ -40,6 +40,7 @@ pub use keyset::KeySet;
 use keyset::KEEP_BYTES;
 #[cfg(doc)]
 use rules::Lean;
+pub(crate) use rules::NO;
 pub use rules::{Rules, NFEAT};
 use worker::{Ctx, End, Worker};
 

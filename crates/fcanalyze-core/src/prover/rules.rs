@@ -171,6 +171,17 @@ impl Rules {
         self.for_each_child(p, |q| out.push(q.key));
     }
 
+    /// [`Rules::children`], with the run each child may leave unmoved in turn ([`Lean::moved`]).
+    #[inline]
+    pub fn children_moved(&self, p: &Lean, out: &mut Vec<Key>, moved: &mut Vec<u8>) {
+        out.clear();
+        moved.clear();
+        self.for_each_child(p, |q| {
+            out.push(q.key);
+            moved.push(q.moved);
+        });
+    }
+
     /// Call `f` on every position one move away from `p` (automatic moves applied), except those that
     /// move again the run that [`Lean::moved`] names (docs/reductions.md, "the same run twice"): each
     /// of them is the position the move reaching `p` came from, or one of its children. Each child

@@ -473,11 +473,10 @@ impl Worker {
         batch.done = 0;
         self.stats.expanded += 1;
         // The children first, then their lookups prepared: two short loops run faster than one.
-        let (kids, kids_moved) = (&mut self.kids, &mut self.kids_moved);
-        kids.clear();
-        kids_moved.clear();
         if keep {
-            let leans = &mut self.leans;
+            let (kids, kids_moved, leans) = (&mut self.kids, &mut self.kids_moved, &mut self.leans);
+            kids.clear();
+            kids_moved.clear();
             leans.clear();
             ctx.rules.for_each_child(&p, |q| {
                 kids.push(*q.key());
@@ -485,10 +484,8 @@ impl Worker {
                 leans.push(*q);
             });
         } else {
-            ctx.rules.for_each_child(&p, |q| {
-                kids.push(*q.key());
-                kids_moved.push(q.moved());
-            });
+            ctx.rules
+                .children_moved(&p, &mut self.kids, &mut self.kids_moved);
         }
         self.stats.children += self.kids.len() as u64;
         for (j, k) in self.kids.iter().enumerate() {
