@@ -59,21 +59,16 @@ results-32k: ## regenerate results/32k: exact classes of deals 1-32,000 (tables,
 	rm -rf results/32k
 	$(PY) pipelines/regenerate.py analyze 1-32000 results/32k $(ANALYZE_32K_OPTS)
 
-# The classification of 1-1,000,000 (docs/classes-1m.md): days of work on 2 cores, so it goes on from
-# what results/1m-classes holds (committed part-way: run.json says complete: false) instead of starting
-# over. Its first pass (complete) gave each search 300,000 positions, as `make run` does; the later
-# passes raise the budget of the undecided deals with --redo-undecided. ANALYZE_1M_PASS is the pass in
-# progress, which the target goes on with (a stopped pass resumes where it stopped). Once it is
-# complete, running it again would start a new pass at the same budget: raise its budget first.
-# The deals table keeps each solution's length, not its moves (the repository stays small). The lines
-# are not shortened during the passes; after the last, `$(PY) pipelines/relines.py results/1m-classes`
-# finds each line again and stores the length of its short form (about 8.6 CPU-hours: docs/classes-1m.md).
-ANALYZE_1M_PASS ?= --max-positions 3000000 --redo-undecided
-ANALYZE_1M_OPTS ?= --max-cells 5 --max-memory 1024 --shard-size 10000 --no-solutions --shorten-positions 0 \
-	$(ANALYZE_1M_PASS)
-
+# The classification of 1-1,000,000 (docs/classes-1m.md): days of work on 2 cores, in passes of growing
+# budgets (pipelines/classes_1m.py lists them), so it goes on from what results/1m-classes holds
+# (committed part-way: run.json says complete: false) instead of starting over: the pass in progress
+# resumes where it stopped, a finished pass is followed by the next, and after the last there is nothing
+# left to run. The deals table keeps each solution's length, not its moves (the repository stays small).
+# The lines are not shortened during the passes; after the last, `$(PY) pipelines/relines.py
+# results/1m-classes` finds each line again and stores the length of its short form (about 8.6
+# CPU-hours: docs/classes-1m.md).
 results-1m-classes: ## classify deals 1-1,000,000 into results/1m-classes, going on from what it holds
-	nice -n 19 $(PY) pipelines/regenerate.py analyze 1-1000000 results/1m-classes $(ANALYZE_1M_OPTS)
+	nice -n 19 $(PY) pipelines/classes_1m.py results/1m-classes
 
 # 100,000-deal shards at 4 cells: ten files a table instead of a thousand (the rows are the same); each
 # stored line is shortened within 1,000 positions (about 1.3 ms a deal: mean 38.74 moves instead of 67.8).

@@ -26,9 +26,12 @@ from fcanalyze import _core, atomic, records, shards
 
 NAME = "run.json"
 FORMAT = "fcanalyze-run/1"
-#: Budgets ``--redo-undecided`` may raise. They only cut a search short, so a deal that finishes within
-#: the smaller budget has the rows it would have had with the larger one from the start.
-RAISABLE_BUDGETS = ("max_positions", "time_limit_ms")
+#: Budgets ``--redo-undecided`` may raise. The positions and the time only cut a search short, so a deal
+#: that finishes within the smaller budget has the rows it would have had with the larger one from the
+#: start. The memory also chooses where a proof goes on (in memory or on disk, and which search finds a
+#: line first), so a deal decided within less memory keeps its rows, whose answer is exact either way,
+#: though its line or its search's time may differ from those a larger memory would have given.
+RAISABLE_BUDGETS = ("max_positions", "time_limit_ms", "max_memory_mb")
 #: Configuration keys added after runs were made, per job, with the value those runs had: a run file
 #: without one is read as having it (so that it resumes and compares as before).
 ADDED_CONFIG: dict[str, dict[str, Any]] = {

@@ -234,6 +234,26 @@ def test_redo_undecided_with_nothing_to_redo_changes_nothing(tmp_path, small_run
     assert snapshot(out) == before
 
 
+def test_redo_undecided_may_raise_the_memory_never_lower_it(tmp_path):
+    """A later pass may give the deals left open more memory as well as more positions (the 1,000,000
+    deals' passes do); a smaller memory is refused, and a raise is recorded."""
+    out = tmp_path / "m"
+    base = ["analyze", "1-8,164", "--out", str(out), "--shard-size", "8", "--workers", "1", "--quiet"]
+    assert run_cli(*base, "--max-positions", "3000", "--max-memory", "256").returncode == 0
+    assert runfile.read(out)["counts"]["undecided"] > 0
+    r = run_cli(*base, "--max-positions", "3000", "--max-memory", "128", "--redo-undecided")
+    assert r.returncode == 2 and "max_memory_mb 256 -> 128" in r.stderr
+    r = run_cli(*base, "--max-positions", "30000", "--max-memory", "512")
+    assert r.returncode == 2 and "max_memory_mb 256 -> 512" in r.stderr  # only with --redo-undecided
+    r = run_cli(*base, "--max-positions", "30000", "--max-memory", "512", "--redo-undecided")
+    assert r.returncode == 0, r.stderr
+    run = runfile.read(out)
+    assert (run["config"]["max_positions"], run["config"]["max_memory_mb"]) == (30000, 512)
+    assert [(b["from"], b["to"]) for b in run["budgets_raised"]] == [
+        ({"max_positions": 3000, "max_memory_mb": 256}, {"max_positions": 30000, "max_memory_mb": 512})
+    ]
+
+
 def test_blocks_and_pieces_are_made_on_the_fly():
     """Every deal's range gives its first block at once; pieces cover a block's deals in order."""
     from fcanalyze import runner

@@ -80,7 +80,8 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     "--redo-undecided",
     is_flag=True,
     help="Search again the deals a budget left undecided in finished shards (e.g. after an upgrade), "
-    "with the same options or a larger --max-positions / --time-limit; the other deals are kept.",
+    "with the same options or a larger --max-positions / --time-limit / --max-memory; the other deals "
+    "are kept.",
 )
 @click.option(
     "--threads",
