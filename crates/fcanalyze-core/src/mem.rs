@@ -1,15 +1,41 @@
 //! Memory for large tables: transparent huge pages (Linux). A search that looks up keys at random
 //! places in a table of gigabytes otherwise misses the TLB on nearly every lookup.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
 /// Huge pages are this large (x86-64 and aarch64 with 4 KiB base pages).
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
+/// Whether mapped tables ask for huge pages ([`Zeroed::new`]): until the system is seen to map them
+/// slowly ([`Zeroed::map_now`]). On most machines a huge page costs what its small pages would, and
+/// spares TLB misses; on some virtual machines the system took ten times as long to hand out the huge
+/// pages of the prover's set as its small pages (deal 26063 with 1 cell: 10-17 s of system time against
+/// 1.5 s, a third of the proof's wall time), and there small pages are faster in all.
+static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
+
+/// Huge pages mapped slower than this (bytes a second) are not asked for again. Machines that map them
+/// well do it at several GB/s; the slow ones measured 0.2-0.4 GB/s.
+const SLOW_MAPPING: f64 = 1e9;
+
+/// Huge pages mapped by [`Zeroed::map_now`] so far in this process, and the nanoseconds it took: the
+/// rate is judged once this many bytes are mapped ([`JUDGED_FROM`]; a table of the prover's set is one
+/// of 64 shards, a few megabytes each).
+static MAPPED: AtomicU64 = AtomicU64::new(0);
+static MAPPED_NANOS: AtomicU64 = AtomicU64::new(0);
+const JUDGED_FROM: u64 = 64 << 20;
+
+/// Whether `bytes` of huge pages mapped in `nanos` are enough to judge, and were mapped too slowly.
+fn judged_slow(bytes: u64, nanos: u64) -> bool {
+    bytes >= JUDGED_FROM && (bytes as f64) < SLOW_MAPPING * nanos as f64 * 1e-9
+}
+
 /// Ask for huge pages under the whole huge pages inside a vector's buffer (its spare capacity
-/// included), when it spans at least one. Only a hint: nothing changes but the page size, and an
+/// included), when it spans at least one and huge pages were not seen to be slow ([`HUGE_PAGES`]). Only a hint: nothing changes but the page size, and an
 /// error (an old kernel, huge pages switched off) is ignored.
 pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
     let bytes = v.capacity() * std::mem::size_of::<T>();
-    if bytes < 2 * HUGE_PAGE {
+    if bytes < 2 * HUGE_PAGE || !HUGE_PAGES.load(Ordering::Relaxed) {
         return;
     }
     #[cfg(target_os = "linux")]
@@ -48,6 +74,8 @@ pub(crate) struct Zeroed<T: ZeroIsDefault> {
     len: usize,
     /// The mapping to give back (start, bytes), when mapped; otherwise the array is a boxed slice.
     map: Option<(*mut u8, usize)>,
+    /// Huge pages were asked for.
+    huge: bool,
 }
 
 // SAFETY: a `Zeroed` owns its memory exclusively, like a `Vec`.
@@ -60,7 +88,7 @@ impl<T: ZeroIsDefault> Zeroed<T> {
         let bytes = len * std::mem::size_of::<T>();
         #[cfg(target_os = "linux")]
         if bytes >= map_from.max(1) {
-            let huge = bytes >= HUGE_PAGE;
+            let huge = bytes >= HUGE_PAGE && HUGE_PAGES.load(Ordering::Relaxed);
             let maplen = if huge {
                 bytes.next_multiple_of(HUGE_PAGE) + HUGE_PAGE
             } else {
@@ -92,6 +120,7 @@ impl<T: ZeroIsDefault> Zeroed<T> {
                         ptr: std::ptr::NonNull::new(start as *mut T).expect("mapped"),
                         len,
                         map: Some((m, maplen)),
+                        huge,
                     };
                 }
             }
@@ -102,6 +131,29 @@ impl<T: ZeroIsDefault> Zeroed<T> {
             ptr: std::ptr::NonNull::new(Box::into_raw(b) as *mut T).expect("box"),
             len,
             map: None,
+            huge: false,
+        }
+    }
+
+    /// Map every page now (the system zeroes each on its first write) rather than at the first lookups
+    /// that reach it. Tables in huge pages time it: once [`JUDGED_FROM`] bytes of them are mapped slower
+    /// than [`SLOW_MAPPING`], no table asks for huge pages again in this process.
+    pub(crate) fn map_now(&mut self) {
+        let bytes = self.bytes();
+        let start = Instant::now();
+        let p = self.ptr.as_ptr() as *mut u8;
+        for at in (0..bytes).step_by(4096) {
+            // SAFETY: a write of the zero byte already there, inside the array (`T`'s zero bytes are a
+            // valid value); volatile, so that it is made.
+            unsafe { std::ptr::write_volatile(p.add(at), 0) };
+        }
+        if self.huge {
+            let nanos = start.elapsed().as_nanos() as u64;
+            let total = MAPPED.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
+            let spent = MAPPED_NANOS.fetch_add(nanos, Ordering::Relaxed) + nanos;
+            if judged_slow(total, spent) {
+                HUGE_PAGES.store(false, Ordering::Relaxed);
+            }
         }
     }
 
@@ -144,5 +196,21 @@ impl<T: ZeroIsDefault> std::ops::DerefMut for Zeroed<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         // SAFETY: as in `deref`, borrowed mutably through `self`.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mapping a table now leaves it zeroed; huge pages are given up only on enough bytes mapped slowly.
+    #[test]
+    fn tables_mapped_now_stay_zero_and_slow_huge_pages_are_judged() {
+        let mut t: Zeroed<u8> = Zeroed::new(6 << 20, 64 << 10);
+        t.map_now();
+        assert!(t.iter().all(|&x| x == 0));
+        assert!(judged_slow(64 << 20, 1_000_000_000)); // 67 MB/s
+        assert!(!judged_slow(64 << 20, 10_000_000)); // 6.7 GB/s
+        assert!(!judged_slow(8 << 20, 1_000_000_000)); // too little to tell
     }
 }

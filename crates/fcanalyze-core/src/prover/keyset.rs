@@ -158,7 +158,11 @@ impl Shard {
         let nb = self.next_size(growth);
         let table = match self.spare.take() {
             Some(t) if t.len() == nb => t,
-            _ => Buckets::new(nb, MAP_FROM),
+            _ => {
+                let mut t = Buckets::new(nb, MAP_FROM);
+                t.map_now();
+                t
+            }
         };
         let old = std::mem::replace(self, Shard::with_table(table));
         for b in old.buckets.iter() {
@@ -388,12 +392,7 @@ impl KeySet {
     #[cold]
     fn make_spare(&self, slot: &Slot, nb: usize) {
         let mut table = Buckets::new(nb, MAP_FROM);
-        // A write to every page maps it (the system zeroes it) now.
-        let per_page = 4096 / std::mem::size_of::<Bucket>();
-        for b in table.iter_mut().step_by(per_page) {
-            // SAFETY: a write of the value already there, to memory the table owns.
-            unsafe { std::ptr::write_volatile(&mut b.used, 0) };
-        }
+        table.map_now();
         let bytes = table.bytes();
         slot.lock();
         // SAFETY: the shard's lock is held.
