@@ -10,12 +10,13 @@ pub(crate) const HUGE_PAGE: usize = 2 << 20;
 /// Whether mapped tables ask for huge pages ([`Zeroed::new`]): until the system is seen to map them
 /// slowly ([`Zeroed::map_now`]). On most machines a huge page costs what its small pages would, and
 /// spares TLB misses; on some virtual machines the system took ten times as long to hand out the huge
-/// pages of the prover's set as its small pages (deal 26063 with 1 cell: 10-17 s of system time against
-/// 1.5 s, a third of the proof's wall time), and there small pages are faster in all.
+/// pages of the prover's set as its small pages (deal 26063 with 1 cell: 8-17 s of system time against
+/// 1.5 s, up to a third of the proof's wall time), and there small pages are faster in all.
 static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
 
 /// Huge pages mapped slower than this (bytes a second) are not asked for again. Machines that map them
-/// well do it at several GB/s; the slow ones measured 0.2-0.4 GB/s.
+/// well do it at several GB/s (small pages took 2.3 GB/s on the slow machine, touched one at a time
+/// from Python); the slow ones spent 8-17 s on about 2 GB.
 const SLOW_MAPPING: f64 = 1e9;
 
 /// Huge pages mapped by [`Zeroed::map_now`] so far in this process, and the nanoseconds it took: the
@@ -31,8 +32,9 @@ fn judged_slow(bytes: u64, nanos: u64) -> bool {
 }
 
 /// Ask for huge pages under the whole huge pages inside a vector's buffer (its spare capacity
-/// included), when it spans at least one and huge pages were not seen to be slow ([`HUGE_PAGES`]). Only a hint: nothing changes but the page size, and an
-/// error (an old kernel, huge pages switched off) is ignored.
+/// included), when it spans at least one and huge pages were not seen to be slow ([`HUGE_PAGES`]).
+/// Only a hint: nothing changes but the page size, and an error (an old kernel, huge pages switched
+/// off) is ignored.
 pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
     let bytes = v.capacity() * std::mem::size_of::<T>();
     if bytes < 2 * HUGE_PAGE || !HUGE_PAGES.load(Ordering::Relaxed) {
