@@ -14,12 +14,13 @@ says so and does nothing.
 
 from __future__ import annotations
 
-import json
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from fcanalyze import runfile
 
 HERE = Path(__file__).resolve().parent
 RANGE = "1-1000000"
@@ -77,11 +78,6 @@ def command(out: Path, i: int, extra: list[str]) -> list[str]:
     ]
 
 
-def read_run(out: Path) -> dict[str, Any] | None:
-    path = out / "run.json"
-    return json.loads(path.read_text()) if path.exists() else None
-
-
 def main(argv: list[str]) -> int:
     dry = "--dry-run" in argv
     args = [a for a in argv if a != "--dry-run"]
@@ -89,8 +85,8 @@ def main(argv: list[str]) -> int:
     ran: set[int] = set()
     while True:
         try:
-            i = next_pass(read_run(out))
-        except (ValueError, KeyError, json.JSONDecodeError) as e:
+            i = next_pass(runfile.read(out))
+        except (ValueError, KeyError) as e:
             print(f"classes_1m: {out}: {e}", file=sys.stderr)
             return 2
         if i is None or i in ran:

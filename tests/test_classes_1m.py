@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from fcanalyze import runfile
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "pipelines" / "classes_1m.py"
 
@@ -24,6 +26,7 @@ spec.loader.exec_module(plan)
 def run_file(i: int, complete: bool) -> dict:
     p = plan.PASSES[i]
     return {
+        "format": runfile.FORMAT,
         "config": {"max_positions": p["max_positions"], "max_memory_mb": p["max_memory_mb"]},
         "complete": complete,
     }
@@ -73,7 +76,8 @@ def test_after_the_last_pass_nothing_runs_and_another_plan_is_refused(tmp_path):
     assert r.returncode == 0 and "every pass of the plan is done" in r.stdout, r.stderr
     other = tmp_path / "other"
     other.mkdir()
-    (other / "run.json").write_text(json.dumps({"config": {"max_positions": 7, "max_memory_mb": 64}}))
+    foreign = {"format": runfile.FORMAT, "config": {"max_positions": 7, "max_memory_mb": 64}}
+    (other / "run.json").write_text(json.dumps(foreign))
     before = (other / "run.json").read_text()
     r = script(str(other))
     assert (
