@@ -1,15 +1,31 @@
 //! The prover's visited set: 20-byte packed keys without parent links, in 64-byte buckets of three
 //! keys, in independently growing shards (about 24–48 bytes per position; about 30 once the set nears
 //! its memory budget: [`KeySet::set_budget`]). One thread owns it
-//! ([`KeySet::insert_hashed`]), or several share it ([`KeySet::insert_shared`]: each shard behind a
-//! spin lock of its own, so that two threads rarely meet).
+//! ([`KeySet::insert_hashed`]), or several share it ([`KeySet::insert_shared`]: a thread takes a
+//! bucket, not a shard, and only to add a key to it; a key already there is found without writing
+//! anything).
+//!
+//! While threads share the set, a bucket's `used` word says how many keys it holds ([`COUNT`]), whether
+//! a thread holds it ([`LOCKED`]) and whether its shard has grown out of its table ([`MOVED`]). Keys are
+//! only ever added, each written before the count that covers it is released, so a reader compares the
+//! keys the count covers without a lock; a full bucket never changes. An insert takes the first bucket
+//! with room on the key's probe line by raising its lock bit from the count it read (the count only
+//! grows, so the bit is raised only on the bucket as it was read), writes the key and releases the new
+//! count. A growth is made by one thread ([`Slot::growing`]): it takes every bucket with room, moves all
+//! keys to the new table, publishes it, and marks the buckets it holds as moved, which sends inserts
+//! waiting on them to the new table. The old table is given back once every other thread has passed a
+//! quiescent point or waits for work ([`KeySet::quiescent`]): until then a thread may still be reading
+//! it.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::key::{hash, pack, unpack, Key};
 #[cfg(target_os = "linux")]
 use crate::mem::{ZeroIsDefault, Zeroed, HUGE_PAGE};
+
+use super::Own;
 
 /// One bucket of the set: three packed keys and the number in use, one cache line.
 #[derive(Clone, Copy, Default)]
@@ -19,9 +35,33 @@ struct Bucket {
     used: u32,
 }
 
+/// The bits of a bucket's `used` word: the keys it holds, and (threads sharing the set) a thread holds
+/// it, its shard's keys have moved to a larger table.
+const COUNT: u32 = 3;
+const LOCKED: u32 = 4;
+const MOVED: u32 = 8;
+
+/// The `used` word of the bucket at `b`, to be read and written by threads sharing the set.
+///
+/// # Safety
+/// `b` points to a bucket of a table that lives while the reference is used.
+#[inline(always)]
+unsafe fn used_of<'a>(b: *mut Bucket) -> &'a AtomicU32 {
+    AtomicU32::from_ptr(std::ptr::addr_of_mut!((*b).used))
+}
+
+/// Key `s` of the bucket at `b`.
+///
+/// # Safety
+/// As [`used_of`], and `s` is below a count of the bucket read with acquire ordering (the key was
+/// written before that count was released, and is never written again).
+#[inline(always)]
+unsafe fn key_of(b: *mut Bucket, s: usize) -> [u32; 5] {
+    std::ptr::read(std::ptr::addr_of!((*b).keys[s]))
+}
+
 /// 64 shards: a large set's shards fill whole huge pages (1024 shards of a set of 8 million positions
-/// would not, and took 15% more time on one thread); with two threads, a shard's lock line taken by the
-/// other thread costs little measured ([`KeySet::prefetch`] fetches it with the bucket).
+/// would not, and took 15% more time on one thread).
 const SHARD_BITS: u32 = 6;
 const NSHARDS: usize = 1 << SHARD_BITS;
 /// A shard grows when more than this share of its slots is used…
@@ -52,14 +92,9 @@ unsafe impl ZeroIsDefault for Bucket {}
 
 struct Shard {
     buckets: Buckets,
+    /// Keys held (while threads share the set: [`Slot::counted`]), and past how many it grows.
     len: usize,
     limit: usize,
-    /// A zeroed table of the next size whose pages are already mapped: threads sharing the set map it
-    /// outside the shard's lock ([`KeySet::insert_shared`]), so that a growth under the lock only
-    /// moves the keys (mapping and zeroing the pages took as long again).
-    spare: Option<Buckets>,
-    /// A thread is making the spare table ready.
-    preparing: bool,
 }
 
 impl Shard {
@@ -72,14 +107,12 @@ impl Shard {
             limit: ((buckets.len() * 3) as f64 * MAX_LOAD) as usize,
             buckets,
             len: 0,
-            spare: None,
-            preparing: false,
         }
     }
 
-    /// Bytes of the tables.
+    /// Bytes of the table.
     fn bytes(&self) -> usize {
-        self.buckets.bytes() + self.spare.as_ref().map_or(0, |t| t.bytes())
+        self.buckets.bytes()
     }
 
     /// Buckets of the table the shard grows to by `growth`.
@@ -91,16 +124,6 @@ impl Shard {
             nb = nb.div_ceil(per_page) * per_page;
         }
         nb
-    }
-
-    /// The buckets of a spare table worth making ready now, if one is: the shard is most of the way to
-    /// its limit, and the table it grows to by `growth` (asked only then) takes at least a huge page.
-    fn wants_spare(&self, growth: impl FnOnce() -> f64) -> Option<usize> {
-        if self.spare.is_some() || self.preparing || self.len < self.limit - self.limit / 8 {
-            return None;
-        }
-        let nb = self.next_size(growth());
-        (nb * std::mem::size_of::<Bucket>() >= HUGE_PAGE).then_some(nb)
     }
 
     #[inline(always)]
@@ -152,18 +175,16 @@ impl Shard {
         self.len += 1;
     }
 
-    /// Move the keys to a table larger by `growth` (the spare one if it is ready); the old table, to be
-    /// dropped.
+    /// A zeroed table larger by `growth`, its pages mapped now.
+    fn next_table(&self, growth: f64) -> Buckets {
+        let mut t = Buckets::new(self.next_size(growth), MAP_FROM);
+        t.map_now();
+        t
+    }
+
+    /// Move the keys to a table larger by `growth`; the old table, to be dropped.
     fn grow(&mut self, growth: f64) -> Buckets {
-        let nb = self.next_size(growth);
-        let table = match self.spare.take() {
-            Some(t) if t.len() == nb => t,
-            _ => {
-                let mut t = Buckets::new(nb, MAP_FROM);
-                t.map_now();
-                t
-            }
-        };
+        let table = self.next_table(growth);
         let old = std::mem::replace(self, Shard::with_table(table));
         for b in old.buckets.iter() {
             // The keys of a set are distinct.
@@ -175,64 +196,103 @@ impl Shard {
     }
 }
 
-/// A shard with its lock and where its buckets start, in a cache line of its own.
+/// Where a table's buckets start and how many there are, as threads sharing the set see a shard's
+/// table (one pointer to both, so that they are never read from two different tables).
+struct Table {
+    first: *mut Bucket,
+    nb: usize,
+}
+
+/// A shard and what threads sharing the set read of it: its table, past how many keys it grows, the
+/// keys counted so far, and whether a thread is growing it.
 #[repr(C, align(64))]
 struct Slot {
-    locked: AtomicBool,
-    /// The shard's buckets and their number, for [`KeySet::prefetch`] (which takes no lock: a stale
-    /// pair while the shard grows only prefetches a useless line, a prefetch never faults).
+    /// The shard's table ([`Table`]), replaced when it grows.
+    table: AtomicPtr<Table>,
+    /// The same start and number, for [`KeySet::prefetch`] (a stale pair only prefetches a useless
+    /// line: a prefetch never faults).
     first: AtomicPtr<Bucket>,
     nb: AtomicUsize,
+    /// Threads sharing the set: the shard grows once [`Slot::counted`] reaches this.
+    limit: AtomicUsize,
+    /// A thread is growing the shard: until it is done, that thread alone touches [`Slot::shard`].
+    growing: AtomicBool,
+    /// Threads sharing the set: the shard's keys as counted so far (each thread adds its new keys in
+    /// batches, [`Tally`]), on a line of its own, as it is written far more often than those above.
+    counted: Own<AtomicUsize>,
     shard: UnsafeCell<Shard>,
 }
 
 impl Slot {
     fn new(shard: Shard) -> Slot {
         let slot = Slot {
-            locked: AtomicBool::new(false),
+            table: AtomicPtr::new(std::ptr::null_mut()),
             first: AtomicPtr::new(std::ptr::null_mut()),
             nb: AtomicUsize::new(0),
+            limit: AtomicUsize::new(0),
+            growing: AtomicBool::new(false),
+            counted: Own(AtomicUsize::new(0)),
             shard: UnsafeCell::new(shard),
         };
-        slot.publish();
+        // SAFETY: the slot is not shared yet.
+        drop(unsafe { slot.publish() });
         slot
     }
 
-    /// Make the shard's buckets known to [`KeySet::prefetch`] (after it grew).
-    fn publish(&self) {
-        // SAFETY: called by the shard's owner (exclusive access or the lock held).
-        let s = unsafe { &*self.shard.get() };
-        self.first
-            .store(s.buckets.as_ptr() as *mut Bucket, Ordering::Relaxed);
-        self.nb.store(s.buckets.len(), Ordering::Relaxed);
+    /// Make the shard's table known to threads sharing the set and to [`KeySet::prefetch`]; the
+    /// [`Table`] it replaces (to be dropped once no thread can be reading it).
+    ///
+    /// # Safety
+    /// The caller owns the shard (exclusive access to the set, or [`Slot::growing`] taken).
+    unsafe fn publish(&self) -> Option<Box<Table>> {
+        let s = &*self.shard.get();
+        let t = Box::new(Table {
+            first: s.buckets.as_ptr() as *mut Bucket,
+            nb: s.buckets.len(),
+        });
+        self.first.store(t.first, Ordering::Relaxed);
+        self.nb.store(t.nb, Ordering::Relaxed);
+        self.limit.store(s.limit, Ordering::Relaxed);
+        let old = self.table.swap(Box::into_raw(t), Ordering::SeqCst);
+        (!old.is_null()).then(|| Box::from_raw(old))
     }
+}
 
-    /// Take the lock: spin a moment (it is held for one insert), then yield (its holder may be growing
-    /// the shard, or have lost its core to another process).
-    #[inline(always)]
-    fn lock(&self) {
-        let mut spins = 0u32;
-        while self.locked.swap(true, Ordering::Acquire) {
-            while self.locked.load(Ordering::Relaxed) {
-                spins += 1;
-                if spins < 100 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let t = *self.table.get_mut();
+        if !t.is_null() {
+            // SAFETY: made by `publish` with `Box::into_raw`, given back once.
+            drop(unsafe { Box::from_raw(t) });
         }
     }
+}
 
-    /// Take the lock if it is free.
-    #[inline(always)]
-    fn try_lock(&self) -> bool {
-        !self.locked.load(Ordering::Relaxed) && !self.locked.swap(true, Ordering::Acquire)
-    }
+/// A table a shard grew out of while threads shared the set, kept until no thread can be reading it:
+/// the thread that grew the shard, and every thread's quiescence count then ([`KeySet::epochs`]).
+struct Retired {
+    buckets: Buckets,
+    _table: Box<Table>,
+    by: usize,
+    seen: Vec<u64>,
+}
 
-    #[inline(always)]
-    fn unlock(&self) {
-        self.locked.store(false, Ordering::Release);
+// SAFETY: a retired table is owned by the set alone (its pointers name the buckets it holds).
+unsafe impl Send for Retired {}
+
+/// One thread's part in a shared set ([`KeySet::insert_shared`]): its index among the threads, and the
+/// new keys it stored in each shard and has not yet added to the shard's count.
+pub(super) struct Tally {
+    id: usize,
+    pending: [u32; NSHARDS],
+}
+
+impl Tally {
+    pub(super) fn new(id: usize) -> Tally {
+        Tally {
+            id,
+            pending: [0; NSHARDS],
+        }
     }
 }
 
@@ -243,14 +303,22 @@ pub struct KeySet {
     shards: Box<[Slot]>,
     /// Keys inserted through `&mut self` (shared inserts are counted by their threads; [`KeySet::recount`]).
     len: usize,
-    /// Bytes of the buckets, kept up to date as shards grow.
+    /// Bytes of the buckets, kept up to date as shards grow (tables grown out of and not yet given
+    /// back included).
     bytes: AtomicUsize,
     /// Bytes of buckets past which shards grow by [`TIGHT_GROWTH`] ([`KeySet::set_budget`]).
     tight_from: usize,
+    /// Threads sharing the set ([`KeySet::share`]): each thread's quiescence count, raised at each of
+    /// its quiescent points and when it starts and stops waiting for work (odd while it waits).
+    epochs: Box<[Own<AtomicU64>]>,
+    /// Tables grown out of and not yet given back, and their number.
+    retired: Mutex<Vec<Retired>>,
+    nretired: AtomicUsize,
 }
 
-// SAFETY: a shard is reached through `&self` only by `insert_shared`, under the shard's lock; every
-// other access takes `&mut self`.
+// SAFETY: through `&self`, a shard's `Shard` is reached only by the thread that took its `growing`
+// flag (or holds the set exclusively), and its buckets by the protocol of the module's doc; every other
+// access takes `&mut self`.
 unsafe impl Sync for KeySet {}
 
 impl Default for KeySet {
@@ -262,6 +330,10 @@ impl Default for KeySet {
 /// Above this many bytes, clearing the set gives its memory back instead of zeroing it.
 pub(super) const KEEP_BYTES: usize = 64 << 20;
 
+/// A thread sharing the set adds its new keys to a shard's count once it has this many (or a
+/// thirty-second of the shard's limit, for small shards, so that no table fills up before it grows).
+const TALLY_BATCH: u32 = 256;
+
 impl KeySet {
     pub fn new() -> KeySet {
         let mut s = KeySet {
@@ -269,6 +341,9 @@ impl KeySet {
             len: 0,
             bytes: AtomicUsize::new(0),
             tight_from: usize::MAX,
+            epochs: Box::new([]),
+            retired: Mutex::new(Vec::new()),
+            nretired: AtomicUsize::new(0),
         };
         s.reset();
         s
@@ -346,112 +421,311 @@ impl KeySet {
         (h >> (64 - SHARD_BITS)) as usize
     }
 
-    /// Ask the processor for the cache line where `h` is looked up first (and for its shard's lock,
-    /// to be written).
+    /// Ask the processor for the cache line where `h` is looked up first.
     #[inline(always)]
     pub fn prefetch(&self, h: u64) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let s = &self.shards[Self::shard_of(h)];
-            // The lock's line to be written: PREFETCHW (`_MM_HINT_ET0` compiles to nothing for the
-            // baseline x86-64 target; processors without the instruction run it as a no-op).
-            // SAFETY: a prefetch is a hint with no architectural effect (it never faults).
-            unsafe {
-                std::arch::asm!("prefetchw [{0}]", in(reg) s as *const Slot, options(nostack, preserves_flags));
-            }
             let nb = s.nb.load(Ordering::Relaxed) as u64;
             let home = ((h as u32 as u64 * nb) >> 32) as usize;
             let p = s.first.load(Ordering::Relaxed).wrapping_add(home) as *const i8;
-            // SAFETY: as above.
+            // SAFETY: a prefetch is a hint with no architectural effect (it never faults).
             unsafe { _mm_prefetch(p, _MM_HINT_T0) };
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = h;
     }
 
-    /// Insert into the shard of `slot` (whose owner the caller is); true when the key is new. A table
-    /// the shard grew out of is left in `old`, to be dropped.
+    /// Insert `key` whose hash is `h` ([`crate::key::hash`]); true when it is new.
     #[inline(always)]
-    fn insert_owned(&self, slot: &Slot, key: &Key, h: u64, old: &mut Option<Buckets>) -> bool {
-        // SAFETY: the caller owns the shard (exclusive access to the set, or the shard's lock).
-        let s = unsafe { &mut *slot.shard.get() };
+    pub fn insert_hashed(&mut self, key: &Key, h: u64) -> bool {
+        // SAFETY: `&mut self`: no other thread uses the set.
+        let new = unsafe { self.insert_alone(key, h) };
+        self.len += new as usize;
+        new
+    }
+
+    /// Insert `key` whose hash is `h` through `&self`, as the set's only user; true when it is new.
+    /// Not counted in [`KeySet::len`] ([`KeySet::recount`]).
+    ///
+    /// # Safety
+    /// No other thread may use the set meanwhile, and it is not shared ([`KeySet::share`]).
+    #[inline(always)]
+    pub(super) unsafe fn insert_alone(&self, key: &Key, h: u64) -> bool {
+        let slot = &self.shards[Self::shard_of(h)];
+        let s = &mut *slot.shard.get();
         if s.len >= s.limit {
             let before = s.bytes();
-            *old = Some(s.grow(self.growth()));
-            slot.publish();
-            // The tables' bytes change by the new less the old and the spare (a wrapping add).
+            drop(s.grow(self.growth()));
+            drop(slot.publish());
             self.bytes
                 .fetch_add(s.bytes().wrapping_sub(before), Ordering::Relaxed);
         }
         s.insert(&pack(key), h)
     }
 
-    /// Make a spare table of `nb` buckets ready for the shard of `slot` (see [`Shard::spare`]): mapped
-    /// and zeroed without the lock, handed over with it.
-    #[cold]
-    fn make_spare(&self, slot: &Slot, nb: usize) {
-        let mut table = Buckets::new(nb, MAP_FROM);
-        table.map_now();
-        let bytes = table.bytes();
-        slot.lock();
-        // SAFETY: the shard's lock is held.
-        let s = unsafe { &mut *slot.shard.get() };
-        s.preparing = false;
-        // The shard may have grown meanwhile (the table is then of no use).
-        let unused = if s.next_size(self.growth()) == nb {
-            s.spare = Some(table);
-            self.bytes.fetch_add(bytes, Ordering::Relaxed);
-            None
-        } else {
-            Some(table)
-        };
-        slot.unlock();
-        drop(unused);
+    /// Get the set ready for `threads` threads inserting through [`KeySet::insert_shared`], each with
+    /// a [`Tally`] of its own index.
+    pub(super) fn share(&mut self, threads: usize) {
+        self.epochs = (0..threads).map(|_| Own(AtomicU64::new(0))).collect();
+        for slot in self.shards.iter_mut() {
+            let s = slot.shard.get_mut();
+            slot.counted.0.store(s.len, Ordering::Relaxed);
+            slot.limit.store(s.limit, Ordering::Relaxed);
+            *slot.growing.get_mut() = false;
+        }
     }
 
-    /// Insert `key` whose hash is `h` ([`crate::key::hash`]); true when it is new.
-    #[inline(always)]
-    pub fn insert_hashed(&mut self, key: &Key, h: u64) -> bool {
-        let new = self.insert_owned(&self.shards[Self::shard_of(h)], key, h, &mut None);
-        self.len += new as usize;
-        new
-    }
-
-    /// Insert `key` whose hash is `h` through `&self` without a lock; true when it is new. Not counted
-    /// in [`KeySet::len`] ([`KeySet::recount`]).
-    ///
-    /// # Safety
-    /// No other thread may use the set meanwhile.
-    #[inline(always)]
-    pub(super) unsafe fn insert_alone(&self, key: &Key, h: u64) -> bool {
-        self.insert_owned(&self.shards[Self::shard_of(h)], key, h, &mut None)
+    /// After threads shared the set, each having called [`KeySet::leave`]: give back the tables grown
+    /// out of, and count the keys.
+    pub(super) fn unshare(&mut self) {
+        for r in self
+            .retired
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            self.bytes.fetch_sub(r.buckets.bytes(), Ordering::Relaxed);
+        }
+        *self.nretired.get_mut() = 0;
+        for slot in self.shards.iter_mut() {
+            let n = slot.counted.0.load(Ordering::Relaxed);
+            slot.shard.get_mut().len = n;
+        }
+        self.epochs = Box::new([]);
+        self.recount();
     }
 
     /// Insert `key` whose hash is `h` while other threads may insert too: whether it is new, or `None`
-    /// when another thread holds its shard and not `wait`. The set's [`KeySet::len`] is not kept: the
-    /// threads count their new keys, or [`KeySet::recount`].
+    /// when its shard is growing and not `wait`. `tally` is the calling thread's ([`KeySet::share`]).
     #[inline(always)]
-    pub fn insert_shared(&self, key: &Key, h: u64, wait: bool) -> Option<bool> {
-        let slot = &self.shards[Self::shard_of(h)];
-        let mut old = None;
-        if wait {
-            slot.lock();
-        } else if !slot.try_lock() {
-            return None;
+    pub(super) fn insert_shared(
+        &self,
+        key: &Key,
+        h: u64,
+        wait: bool,
+        tally: &mut Tally,
+    ) -> Option<bool> {
+        let si = Self::shard_of(h);
+        let slot = &self.shards[si];
+        let k = pack(key);
+        let mut spins = 0u32;
+        'table: loop {
+            // SAFETY: a table stays until every other thread has passed a quiescent point after it was
+            // replaced (`quiescent`), and this thread reads it between two of its own.
+            let t = unsafe { &*slot.table.load(Ordering::SeqCst) };
+            let mut i = ((h as u32 as u64 * t.nb as u64) >> 32) as usize;
+            let mut probed = 0;
+            loop {
+                // SAFETY: `i < t.nb`, in a live table (above).
+                let b = unsafe { t.first.add(i) };
+                let used = unsafe { used_of(b) };
+                let u = used.load(Ordering::Acquire);
+                let n = u & COUNT;
+                for s in 0..n as usize {
+                    // SAFETY: below the count just read.
+                    if unsafe { key_of(b, s) } == k {
+                        return Some(false);
+                    }
+                }
+                if n == 3 {
+                    i += 1;
+                    if i == t.nb {
+                        i = 0;
+                    }
+                    probed += 1;
+                    if probed == t.nb {
+                        // Every bucket is full (the counts of other threads not added yet): grow.
+                        self.grow_shared(slot, tally.id, true);
+                        continue 'table;
+                    }
+                    continue;
+                }
+                if u & MOVED != 0 {
+                    continue 'table;
+                }
+                if u & LOCKED != 0 {
+                    // Another thread adds a key to it (a moment), or grows the shard.
+                    if !wait && slot.growing.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                    spins += 1;
+                    if spins < 100 {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                    continue;
+                }
+                if used
+                    .compare_exchange_weak(u, u | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                    .is_err()
+                {
+                    continue;
+                }
+                // SAFETY: the bucket is held: no other thread writes it, and readers read only the
+                // keys below the count, which this write does not touch.
+                unsafe { std::ptr::write(std::ptr::addr_of_mut!((*b).keys[n as usize]), k) };
+                used.store(n + 1, Ordering::Release);
+                self.count(slot, si, tally);
+                return Some(true);
+            }
         }
-        let new = self.insert_owned(slot, key, h, &mut old);
-        // SAFETY: the shard's lock is held.
+    }
+
+    /// Count a new key of shard `si` in `tally`, and in the shard once the tally has enough; grow the
+    /// shard when it is full.
+    #[inline(always)]
+    fn count(&self, slot: &Slot, si: usize, tally: &mut Tally) {
+        let p = &mut tally.pending[si];
+        *p += 1;
+        let limit = slot.limit.load(Ordering::Relaxed);
+        if *p < TALLY_BATCH && (*p as usize) * 32 < limit {
+            return;
+        }
+        let n = *p as usize;
+        *p = 0;
+        if slot.counted.0.fetch_add(n, Ordering::Relaxed) + n >= limit {
+            self.grow_shared(slot, tally.id, false);
+        }
+    }
+
+    /// Grow the shard of `slot` while threads share the set, if no other thread is growing it and it
+    /// is still full (or `forced`: its table was found full). `id` is the calling thread's index.
+    #[cold]
+    #[inline(never)]
+    fn grow_shared(&self, slot: &Slot, id: usize, forced: bool) {
+        if slot.growing.swap(true, Ordering::Acquire) {
+            if forced {
+                std::thread::yield_now();
+            }
+            return;
+        }
+        let full = slot.counted.0.load(Ordering::Relaxed) >= slot.limit.load(Ordering::Relaxed);
+        if !full && !forced {
+            slot.growing.store(false, Ordering::Release);
+            return;
+        }
+        // SAFETY: the `growing` flag taken: this thread alone touches the shard's `Shard`; the other
+        // threads reach its buckets only through `slot.table`.
         let s = unsafe { &mut *slot.shard.get() };
-        let spare = s.wants_spare(|| self.growth());
-        s.preparing |= spare.is_some();
-        slot.unlock();
-        // The old table is given back, and the spare one made ready, without the lock.
-        drop(old);
-        if let Some(nb) = spare {
-            self.make_spare(slot, nb);
+        // The new table is mapped while the other threads go on with the old one.
+        let mut grown = Shard::with_table(s.next_table(self.growth()));
+        let (old_first, old_nb) = (s.buckets.as_ptr() as *mut Bucket, s.buckets.len());
+        for i in 0..old_nb {
+            // SAFETY: `i < old_nb`, in the shard's table, which only this thread can give back.
+            let b = unsafe { old_first.add(i) };
+            let used = unsafe { used_of(b) };
+            // Take every bucket with room (a full one never changes), waiting out an insert in it.
+            let n = loop {
+                let u = used.load(Ordering::Acquire);
+                if u & COUNT == 3 {
+                    break 3;
+                }
+                if u & LOCKED != 0 {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                if used
+                    .compare_exchange_weak(u, u | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    break u & COUNT;
+                }
+            };
+            for j in 0..n as usize {
+                // SAFETY: below the count read (the bucket is held, or full).
+                let k = unsafe { key_of(b, j) };
+                // The keys of a set are distinct.
+                grown.insert_new(&k, hash(&unpack(&k)));
+            }
         }
-        Some(new)
+        let old = std::mem::replace(s, grown);
+        // SAFETY: the `growing` flag is taken.
+        let old_table = unsafe { slot.publish() }.expect("a published table");
+        // Send the inserts waiting on the old table's held buckets to the new one.
+        for i in 0..old_nb {
+            // SAFETY: as above; the old table is not given back before `retire`.
+            let used = unsafe { used_of(old_first.add(i)) };
+            let u = used.load(Ordering::Relaxed);
+            if u & LOCKED != 0 {
+                used.store(u | MOVED, Ordering::Release);
+            }
+        }
+        self.bytes.fetch_add(s.bytes(), Ordering::Relaxed);
+        self.retire(Retired {
+            buckets: old.buckets,
+            _table: old_table,
+            by: id,
+            seen: Vec::new(),
+        });
+        slot.growing.store(false, Ordering::Release);
+    }
+
+    /// Keep a table grown out of until no other thread can be reading it.
+    fn retire(&self, mut r: Retired) {
+        // The new table was published (sequentially consistent) before the counts are read: a thread
+        // whose count is read unchanged here reads the new table after its next quiescent point.
+        r.seen = self
+            .epochs
+            .iter()
+            .map(|e| e.0.load(Ordering::SeqCst))
+            .collect();
+        let mut retired = self.retired.lock().unwrap_or_else(|e| e.into_inner());
+        retired.push(r);
+        self.nretired.store(retired.len(), Ordering::Relaxed);
+    }
+
+    /// A quiescent point of the thread of `tally`: it holds no reference into the set's tables. Tables
+    /// grown out of that no thread can still be reading are given back.
+    pub(super) fn quiescent(&self, tally: &Tally) {
+        self.epochs[tally.id].0.fetch_add(2, Ordering::SeqCst);
+        self.give_back();
+    }
+
+    /// The thread of `tally` starts (`true`) or stops waiting for work: meanwhile it reads no table.
+    pub(super) fn waiting(&self, tally: &Tally, waits: bool) {
+        let e = &self.epochs[tally.id].0;
+        if (e.load(Ordering::Relaxed) & 1 == 1) != waits {
+            e.fetch_add(1, Ordering::SeqCst);
+        }
+        if waits {
+            self.give_back();
+        }
+    }
+
+    /// The thread of `tally` is done with the set: its new keys counted, and it reads no table again.
+    pub(super) fn leave(&self, tally: &mut Tally) {
+        for (slot, p) in self.shards.iter().zip(tally.pending.iter_mut()) {
+            slot.counted.0.fetch_add(*p as usize, Ordering::Relaxed);
+            *p = 0;
+        }
+        self.waiting(tally, true);
+    }
+
+    /// Give back the retired tables that every thread but the one that grew them has passed: its count
+    /// changed since (a quiescent point, or waiting or back from waiting), or it was waiting then.
+    fn give_back(&self) {
+        if self.nretired.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let now: Vec<u64> = self
+            .epochs
+            .iter()
+            .map(|e| e.0.load(Ordering::SeqCst))
+            .collect();
+        let mut retired = self.retired.lock().unwrap_or_else(|e| e.into_inner());
+        retired.retain(|r| {
+            let passed =
+                (0..now.len()).all(|j| j == r.by || now[j] != r.seen[j] || r.seen[j] & 1 == 1);
+            if passed {
+                self.bytes.fetch_sub(r.buckets.bytes(), Ordering::Relaxed);
+            }
+            !passed
+        });
+        self.nretired.store(retired.len(), Ordering::Relaxed);
     }
 
     /// Insert `key`; true when it is new.
@@ -473,27 +747,22 @@ impl KeySet {
         out
     }
 
-    /// Whether `key` is in the set.
-    pub fn contains(&self, key: &Key) -> bool {
+    /// Whether `key` is in the set (no thread inserting meanwhile).
+    pub fn contains(&mut self, key: &Key) -> bool {
         let h = hash(key);
-        let slot = &self.shards[Self::shard_of(h)];
-        slot.lock();
-        // SAFETY: the shard's lock is held.
-        let s = unsafe { &*slot.shard.get() };
+        let s = self.shards[Self::shard_of(h)].shard.get_mut();
         let k = pack(key);
         let mut i = s.home(h);
-        let found = loop {
+        loop {
             let b = &s.buckets[i];
             if b.keys[..b.used as usize].contains(&k) {
-                break true;
+                return true;
             }
             if b.used < 3 {
-                break false;
+                return false;
             }
             i = (i + 1) % s.buckets.len();
-        };
-        slot.unlock();
-        found
+        }
     }
 }
 
@@ -501,43 +770,80 @@ impl KeySet {
 mod tests {
     use super::*;
 
-    /// Two threads inserting overlapping keys into a shared set: each key is new once, the set holds
-    /// them all, and its byte count is that of its tables (shards grew, some from spare tables).
-    #[test]
-    fn shared_inserts_keep_each_key_once() {
+    /// Threads inserting overlapping keys into a shared set: each key is new once, the set holds them
+    /// all, every table grown out of is given back, and the set's byte count is that of its tables.
+    fn shared_inserts(threads: usize, n: u64, quiet_every: u64) {
         let mut s = KeySet::new();
         let key = |i: u64| [i.wrapping_mul(0x9E37_79B9_7F4A_7C15), i, i & 0x3FFF_FFFF];
-        let n = 3_000_000u64;
+        s.share(threads);
         let new: u64 = std::thread::scope(|sc| {
             let set = &s;
-            let a = sc.spawn(move || {
-                (0..2 * n)
-                    .filter(|&i| set.insert_shared(&key(i), hash(&key(i)), true) == Some(true))
-                    .count()
-            });
-            let b = sc.spawn(move || {
-                (n..3 * n)
-                    .filter(|&i| set.insert_shared(&key(i), hash(&key(i)), true) == Some(true))
-                    .count()
-            });
-            (a.join().unwrap() + b.join().unwrap()) as u64
+            let handles: Vec<_> = (0..threads as u64)
+                .map(|t| {
+                    sc.spawn(move || {
+                        let mut tally = Tally::new(t as usize);
+                        let mut new = 0;
+                        // Thread t inserts t*n/2 .. t*n/2 + 2n: each key by two or more threads.
+                        for (c, i) in (t * n / 2..t * n / 2 + 2 * n).enumerate() {
+                            let k = key(i);
+                            let wait = c % 3 == 0;
+                            let inserted = loop {
+                                match set.insert_shared(&k, hash(&k), wait, &mut tally) {
+                                    Some(x) => break x,
+                                    None => std::thread::yield_now(),
+                                }
+                            };
+                            new += inserted as u64;
+                            if c as u64 % quiet_every == 0 {
+                                set.quiescent(&tally);
+                            }
+                        }
+                        set.leave(&mut tally);
+                        new
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
         });
-        assert_eq!(new, 3 * n);
-        s.recount();
-        assert_eq!(s.len() as u64, 3 * n);
-        for i in (0..3 * n).step_by(997) {
+        let distinct = (threads as u64 - 1) * n / 2 + 2 * n;
+        assert_eq!(new, distinct);
+        s.unshare();
+        assert_eq!(s.len() as u64, distinct);
+        for i in (0..distinct).step_by(997) {
             assert!(s.contains(&key(i)));
         }
-        assert!(!s.contains(&key(3 * n)));
+        assert!(!s.contains(&key(distinct)));
+        assert_eq!(s.keys().len() as u64, distinct);
         let tables: usize = s.shards.iter_mut().map(|x| x.shard.get_mut().bytes()).sum();
         assert_eq!(
             s.memory(),
             tables + s.shards.len() * std::mem::size_of::<Slot>()
         );
-        assert!(s
-            .shards
-            .iter_mut()
-            .any(|x| x.shard.get_mut().buckets.bytes() >= HUGE_PAGE));
+        // Tables of a huge page or more were grown under the threads (their pages mapped first).
+        assert_eq!(
+            s.shards
+                .iter_mut()
+                .any(|x| x.shard.get_mut().buckets.bytes() >= HUGE_PAGE),
+            distinct >= 5_000_000
+        );
+        // The set goes on alone after being shared.
+        for i in distinct..distinct + 1000 {
+            assert!(s.insert(&key(i)));
+        }
+        assert!(!s.insert(&key(5)));
+        assert_eq!(s.len() as u64, distinct + 1000);
+    }
+
+    #[test]
+    fn shared_inserts_keep_each_key_once() {
+        shared_inserts(2, 3_000_000, 64);
+    }
+
+    /// More threads than cores, tables grown many times from the smallest, quiescent points rare: the
+    /// buckets' locks, the growths and the tables given back under contention.
+    #[test]
+    fn shared_inserts_under_contention_keep_each_key_once() {
+        shared_inserts(4, 600_000, 5_000);
     }
 
     #[test]
@@ -579,7 +885,7 @@ mod tests {
         };
         let free = fill(None);
         // A quarter of the budget is reached a third of the way.
-        let tight = fill(Some(free.memory() * 4 / 3));
+        let mut tight = fill(Some(free.memory() * 4 / 3));
         assert_eq!(tight.len(), free.len());
         let per_key = |s: &KeySet| s.memory() as f64 / n as f64;
         assert!(

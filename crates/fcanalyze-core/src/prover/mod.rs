@@ -37,6 +37,10 @@ use crate::outcome::{Budget, Outcome, SearchResult};
 use crate::position::Position;
 
 pub use keyset::KeySet;
+
+/// A value in a cache line of its own (threads read these often, and write them seldom).
+#[repr(align(64))]
+pub(super) struct Own<T>(pub(super) T);
 use keyset::KEEP_BYTES;
 #[cfg(doc)]
 use rules::Lean;
@@ -226,6 +230,26 @@ impl Prover {
 
     /// The search from `root` (stored, not sorted), on [`Prover::layered_threads`] threads.
     fn search(&mut self, rules: &Rules, root: Key, limits: Limits, start: Instant) -> End {
+        let threads = self.layered_threads.max(1);
+        if threads > 1 {
+            self.set.share(threads);
+        }
+        let end = self.search_on(rules, root, limits, start, threads);
+        if threads > 1 {
+            self.set.unshare();
+        }
+        end
+    }
+
+    /// [`Prover::search`] on `threads` threads, the set shared when more than one.
+    fn search_on(
+        &mut self,
+        rules: &Rules,
+        root: Key,
+        limits: Limits,
+        start: Instant,
+        threads: usize,
+    ) -> End {
         let ctx = Ctx {
             rules,
             set: &self.set,
@@ -237,7 +261,6 @@ impl Prover {
             max_memory: self.max_memory,
             shared: None,
         };
-        let threads = self.layered_threads.max(1);
         if threads == 1 {
             self.work
                 .begin(self.threads.len(), Some(root), limits.max_positions - 1);

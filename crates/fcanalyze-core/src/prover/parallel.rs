@@ -16,14 +16,10 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use crate::key::Key;
 
 use super::worker::{Ctx, End, Worker};
-use super::ProveStats;
+use super::{Own, ProveStats};
 
 /// Positions of the budget a thread takes at a time.
 const CHUNK: u64 = 4096;
-
-/// A value in a cache line of its own (the threads read these often, and write them seldom).
-#[repr(align(64))]
-struct Own<T>(T);
 
 /// A waiting position given to another thread: the line of keys from the root to it (it last), and
 /// the portfolio order it was waiting in.
@@ -205,6 +201,7 @@ pub(super) fn search(first: &mut Worker, ctx: Ctx, threads: usize, root: Key) ->
                         let _stop = StopOnExit(shared);
                         w.run(ctx, id)
                     };
+                    w.leave(ctx);
                     (end, w.stats)
                 })
             })
@@ -213,6 +210,7 @@ pub(super) fn search(first: &mut Worker, ctx: Ctx, threads: usize, root: Key) ->
             let _stop = StopOnExit(&shared);
             first.run(&ctx, 0)
         };
+        first.leave(&ctx);
         let mut stats = first.stats;
         let mut ends = vec![end];
         for h in others {

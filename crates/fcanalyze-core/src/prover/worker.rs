@@ -10,7 +10,7 @@ use crate::key::{cards_dealt, cards_home, hash, Key};
 use crate::limits::Limits;
 use crate::outcome::Budget;
 
-use super::keyset::KeySet;
+use super::keyset::{KeySet, Tally};
 use super::parallel::{Shared, Work};
 use super::rules::{Lean, Rules, NFEAT, NO};
 use super::todo::{Batch, Node, Todo, DONE, IN_FLIGHT, WAITING};
@@ -88,6 +88,8 @@ pub(super) struct Worker {
     /// the other threads, given out in chunks: [`Worker::grant`]).
     stored: u64,
     granted: u64,
+    /// This thread's part in the shared set ([`KeySet::insert_shared`]).
+    tally: Tally,
     pub(super) stats: ProveStats,
 }
 
@@ -108,6 +110,7 @@ impl Worker {
             given: Vec::new(),
             stored: 0,
             granted: 0,
+            tally: Tally::new(0),
             stats: ProveStats::default(),
         }
     }
@@ -168,14 +171,22 @@ impl Worker {
         }
     }
 
-    /// Insert a child: whether it is new, or `None` when its shard is held by another thread (growing
-    /// it, most likely) and not `wait`.
+    /// Insert a child: whether it is new, or `None` when its shard is being grown by another thread
+    /// and not `wait`.
     #[inline(always)]
-    fn insert(ctx: &Ctx, k: &Key, h: u64, wait: bool) -> Option<bool> {
+    fn insert(&mut self, ctx: &Ctx, k: &Key, h: u64, wait: bool) -> Option<bool> {
         match ctx.shared {
-            // SAFETY: alone, this worker is the set's only user (the prover holds it exclusively).
+            // SAFETY: alone, this worker is the set's only user (the prover holds it exclusively, not
+            // shared).
             None => Some(unsafe { ctx.set.insert_alone(k, h) }),
-            Some(_) => ctx.set.insert_shared(k, h, wait),
+            Some(_) => ctx.set.insert_shared(k, h, wait, &mut self.tally),
+        }
+    }
+
+    /// Done with a shared set: this thread's new keys counted in it, and it reads it no more.
+    pub(super) fn leave(&mut self, ctx: &Ctx) {
+        if ctx.shared.is_some() {
+            ctx.set.leave(&mut self.tally);
         }
     }
 
@@ -214,6 +225,7 @@ impl Worker {
     /// The search: depth first, the lookups of each expansion overlapped with the next expansions.
     /// `id` is the worker's index among the threads.
     pub(super) fn run(&mut self, ctx: &Ctx, id: usize) -> End {
+        self.tally = Tally::new(id);
         let mut norders = self.todo.len();
         // Whether the orders still take turns (not once the search is past the portfolio).
         let mut portfolio = true;
@@ -234,7 +246,7 @@ impl Worker {
                 (b, false)
             } else {
                 match ctx.shared {
-                    Some(sh) if self.fetch(sh, norders) => continue,
+                    Some(sh) if self.fetch(ctx, sh, norders) => continue,
                     _ => return End::Done,
                 }
             };
@@ -260,7 +272,7 @@ impl Worker {
             let mut held_up = false;
             for j in batch.done..batch.kids.len() {
                 let (k, h) = batch.kids[j];
-                let Some(new) = Self::insert(ctx, &k, h, wait) else {
+                let Some(new) = self.insert(ctx, &k, h, wait) else {
                     batch.done = j;
                     held_up = true;
                     break;
@@ -328,6 +340,9 @@ impl Worker {
                 }
             }
             resolved += 1;
+            if resolved & 63 == 0 && ctx.shared.is_some() {
+                ctx.set.quiescent(&self.tally);
+            }
             if resolved & 1023 == 0 {
                 if ctx.limits.out_of_time(ctx.start) {
                     return End::Budget(Budget::Time);
@@ -412,8 +427,11 @@ impl Worker {
     }
 
     /// Out of work: wait for work given by another thread (true), or for the end of the search.
-    fn fetch(&mut self, sh: &Shared, norders: usize) -> bool {
-        let Some(work) = sh.fetch() else {
+    fn fetch(&mut self, ctx: &Ctx, sh: &Shared, norders: usize) -> bool {
+        ctx.set.waiting(&self.tally, true);
+        let work = sh.fetch();
+        ctx.set.waiting(&self.tally, false);
+        let Some(work) = work else {
             return false;
         };
         if self.nodes.is_empty() {
