@@ -38,15 +38,16 @@ use crate::position::Position;
 
 pub use keyset::KeySet;
 
-/// A value in a cache line of its own (threads read these often, and write them seldom).
-#[repr(align(64))]
-pub(super) struct Own<T>(pub(super) T);
 use keyset::KEEP_BYTES;
 #[cfg(doc)]
 use rules::Lean;
 pub(crate) use rules::NO;
 pub use rules::{Rules, NFEAT};
 use worker::{Ctx, End, Worker};
+
+/// A value in a cache line of its own (threads read these often, and write them seldom).
+#[repr(align(64))]
+pub(super) struct Own<T>(pub(super) T);
 
 /// One depth-first search of the prover's portfolio: how it orders the children it finds new, and how
 /// many expansions it makes in each turn. All share the set of stored positions and the stack of
