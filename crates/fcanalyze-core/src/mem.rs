@@ -14,11 +14,20 @@ pub(crate) const HUGE_PAGE: usize = 2 << 20;
 /// 1.5 s, up to a third of the proof's wall time), and there small pages are faster in all.
 static HUGE_PAGES: AtomicBool = AtomicBool::new(true);
 
-/// Huge pages mapped slower than this (bytes a second) are not asked for again, unless small pages
-/// came as slowly ([`judged_slow`]). Machines that map them well do it at several GB/s (small pages
-/// took 2.3 GB/s on the slow machine, touched one at a time from Python); the slow ones spent 8-17 s on
-/// about 2 GB.
-const SLOW_MAPPING: f64 = 1e9;
+/// Huge pages are given up when each byte of them takes this much longer to map than a byte of small
+/// pages (seconds a byte): about what they spare the lean prover in TLB misses. Measured on two kinds of
+/// virtual machine, deal 26063 with 1 cell (its set's tables about 2 GB):
+/// - Intel, 2026-12-03 morning: huge pages at 0.12-0.25 GB/s (8-17 s of system time), small ones at
+///   about 1.3 GB/s, so 3.2-7.5 ns more a byte; small pages took 0.69 of the time on two threads and
+///   0.88 on one;
+/// - AMD, that afternoon: huge pages at 0.32-0.6 GB/s (the first 250 MB slowest), small ones at
+///   1.5-1.8 GB/s, so at most 2.5 ns more a byte; huge pages took 0.85 of the time, on one thread and
+///   on two (4 pairs each).
+const SLOW_MAPPING: f64 = 3e-9;
+
+/// Small pages are taken to map at this rate (bytes a second) until enough of them were timed
+/// ([`SMALL_YARDSTICK`]).
+const SMALL_RATE: f64 = 2e9;
 
 /// Bytes of tables mapped by [`Zeroed::map_now`] so far in this process, and the nanoseconds it took,
 /// in huge pages and in small ones: the rate of huge pages is judged once this many bytes of them are
@@ -31,17 +40,18 @@ const JUDGED_FROM: u64 = 64 << 20;
 /// Small pages are a yardstick from this many bytes on.
 const SMALL_YARDSTICK: u64 = 16 << 20;
 
-/// Whether `bytes` of huge pages mapped in `nanos` are enough to judge, and were mapped too slowly:
-/// slower than [`SLOW_MAPPING`], and, when `small` bytes of small pages were mapped in `small_nanos`
-/// (at least [`SMALL_YARDSTICK`]), slower than half their rate. A virtual machine's memory that its
-/// host has not yet backed comes slowly in either size (measured on 2026-12-03: 0.32 GB/s in small
-/// pages and 0.38 GB/s in huge ones the first time, 2.1 and 8.8 GB/s once backed): that is no reason to
-/// give up huge pages, which then spared 20% of the time of random reads in a 1 GB table.
+/// Whether `bytes` of huge pages mapped in `nanos` are enough to judge, and each of their bytes took
+/// more than [`SLOW_MAPPING`] longer than a byte of small pages (`small` bytes mapped in `small_nanos`,
+/// or [`SMALL_RATE`] when fewer than [`SMALL_YARDSTICK`]). Memory that a virtual machine's host has not
+/// backed yet comes slowly in either size (a 1 GB test table: 0.32 GB/s in small pages and 0.38 GB/s in
+/// huge ones the first time, 2.1 and 8.8 GB/s once backed), and is no reason to give up huge pages.
 fn judged_slow(bytes: u64, nanos: u64, small: u64, small_nanos: u64) -> bool {
-    let rate = |b: u64, n: u64| b as f64 / (n.max(1) as f64 * 1e-9);
-    bytes >= JUDGED_FROM
-        && rate(bytes, nanos) < SLOW_MAPPING
-        && (small < SMALL_YARDSTICK || rate(bytes, nanos) < 0.5 * rate(small, small_nanos))
+    let per_byte_small = if small >= SMALL_YARDSTICK {
+        small_nanos as f64 * 1e-9 / small as f64
+    } else {
+        1.0 / SMALL_RATE
+    };
+    bytes >= JUDGED_FROM && nanos as f64 * 1e-9 / bytes as f64 - per_byte_small > SLOW_MAPPING
 }
 
 /// Ask for huge pages under the whole huge pages inside a vector's buffer (its spare capacity
@@ -233,11 +243,14 @@ mod tests {
         assert!(judged_slow(64 * mb, 1000 * ms, 0, 0)); // 67 MB/s
         assert!(!judged_slow(64 * mb, 10 * ms, 0, 0)); // 6.7 GB/s
         assert!(!judged_slow(8 * mb, 1000 * ms, 0, 0)); // too little to tell
-                                                        // Against small pages: 0.38 GB/s is slow beside 2.1 GB/s, not beside 0.32 GB/s (memory the
-                                                        // host had not backed yet), nor beside too few small pages to tell.
-        assert!(judged_slow(64 * mb, 177 * ms, 32 * mb, 16 * ms));
+
+        // The machines measured: 0.18 GB/s beside 1.3 GB/s is slow; 0.32 GB/s beside 1.6 GB/s is not;
+        // nor 0.38 GB/s beside 0.32 GB/s (memory the host had not backed yet).
+        assert!(judged_slow(64 * mb, 373 * ms, 32 * mb, 26 * ms));
+        assert!(!judged_slow(64 * mb, 210 * ms, 32 * mb, 21 * ms));
         assert!(!judged_slow(64 * mb, 177 * ms, 32 * mb, 105 * ms));
-        assert!(!judged_slow(64 * mb, 10 * ms, 32 * mb, ms)); // fast enough either way
-        assert!(judged_slow(64 * mb, 177 * ms, 8 * mb, 100 * ms));
+        // Without enough small pages timed, against 2 GB/s: 0.25 GB/s is slow, 0.4 GB/s is not.
+        assert!(judged_slow(64 * mb, 268 * ms, 8 * mb, 100 * ms));
+        assert!(!judged_slow(64 * mb, 168 * ms, 0, 0));
     }
 }
