@@ -50,6 +50,13 @@ unsafe fn used_of<'a>(b: *mut Bucket) -> &'a AtomicU32 {
     AtomicU32::from_ptr(std::ptr::addr_of_mut!((*b).used))
 }
 
+/// The bucket where a key of hash `h` is looked up first in a table of `nb` buckets (the low 32 bits
+/// of the hash scaled to the table; the top bits choose the shard).
+#[inline(always)]
+fn home(h: u64, nb: usize) -> usize {
+    ((h as u32 as u64 * nb as u64) >> 32) as usize
+}
+
 /// Key `s` of the bucket at `b`.
 ///
 /// # Safety
@@ -128,7 +135,7 @@ impl Shard {
 
     #[inline(always)]
     fn home(&self, h: u64) -> usize {
-        ((h as u32 as u64 * self.buckets.len() as u64) >> 32) as usize
+        home(h, self.buckets.len())
     }
 
     /// Insert a key (hash `h`); true when it was not there.
@@ -428,9 +435,8 @@ impl KeySet {
         {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let s = &self.shards[Self::shard_of(h)];
-            let nb = s.nb.load(Ordering::Relaxed) as u64;
-            let home = ((h as u32 as u64 * nb) >> 32) as usize;
-            let p = s.first.load(Ordering::Relaxed).wrapping_add(home) as *const i8;
+            let at = home(h, s.nb.load(Ordering::Relaxed));
+            let p = s.first.load(Ordering::Relaxed).wrapping_add(at) as *const i8;
             // SAFETY: a prefetch is a hint with no architectural effect (it never faults).
             unsafe { _mm_prefetch(p, _MM_HINT_T0) };
         }
@@ -516,7 +522,7 @@ impl KeySet {
             // SAFETY: a table stays until every other thread has passed a quiescent point after it was
             // replaced (`quiescent`), and this thread reads it between two of its own.
             let t = unsafe { &*slot.table.load(Ordering::SeqCst) };
-            let mut i = ((h as u32 as u64 * t.nb as u64) >> 32) as usize;
+            let mut i = home(h, t.nb);
             let mut probed = 0;
             loop {
                 // SAFETY: `i < t.nb`, in a live table (above).
