@@ -187,7 +187,7 @@ pub struct LayeredConfig {
     /// the memory is shared out between them. The count is the same whatever the threads; a win may
     /// be another one, found after other positions.
     pub threads: usize,
-    /// Positions of a group's set past which the group is searched by levels; `None`: 2^25. For
+    /// Positions of a group's set past which the group is searched by levels; `None`: 2^21. For
     /// measurements and tests of the levels: it changes no count.
     pub max_set_len: Option<usize>,
     /// A directory of the search's own, which makes it resumable: at the start of every layer it
@@ -282,15 +282,18 @@ struct Bounds {
     save_every_ms: u64,
 }
 
-/// Positions of a group's set past which the group is searched again by levels. A set of hundreds of
-/// millions of positions is slow (every insertion a cache miss, and scans of the whole set for the
-/// positions left waiting when the stack was full), and a group that outgrows the memory loses its
-/// set's work: deal 982's largest group of layer 53 with 2 cells held its set for 20 minutes before it
-/// outgrew 10 GB and was searched again by levels. Up to this size the set is as fast as the levels
-/// (deal 20410 with 1 cell, largest group 25 million positions: 737 s with sets only and 10 GB, 754 s
-/// with this bound at 20 million and 4 GB), and a group that passes it loses at most this many
-/// positions' work.
-const MAX_SET_LEN: usize = 1 << 25;
+/// Positions of a group's set past which the group is searched again by levels. Past a few million
+/// positions the set is no faster than the levels on one thread, and slower for the largest groups
+/// (every insertion a cache miss, and scans of the whole set for the positions left waiting when the
+/// stack was full; deal 8983 with 1 cell, one thread: its group of 43 million positions took 33 s in
+/// its set, 24 s by levels), while by levels the layer's idle threads share a group's work. A group that
+/// passes the bound loses its set's work: at 2^25 (until 2026-12-03) that was half of the 48 s the group
+/// above took, and deal 982's largest group of layer 53 with 2 cells once held its set for 20 minutes
+/// before it outgrew 10 GB. At 2^21 a group loses about 1.5 s at most. Deal 8983 with 1 cell and 8 GB: on
+/// one thread 215 s at 2^25, 181 s at 2^22, 177 s at 2^20; on two threads 140 s at 2^25, 108 s at 2^21
+/// (0.77). Deal 24966 with 1 cell on two threads and 16 GB, 0.87 (1,226 s against 1,406 s, the layered
+/// proof alone, one run each).
+const MAX_SET_LEN: usize = 1 << 21;
 
 /// The free disk space a layered proof leaves: a write that would leave less ends the proof undecided.
 const MIN_FREE_DISK: u64 = 2 << 30;

@@ -15,8 +15,8 @@ pub(super) const MAX_LOAD: f64 = 0.8;
 
 /// Doubling moves a position about once over a set's life, growing by a quarter (as this did) four
 /// times: the layered proof of deal 26063 with 1 cell takes 0.85 of the time on one thread, 0.81 on
-/// two, at the same peak memory (its group sets are small; a set of [`super::MAX_SET_LEN`] positions
-/// takes up to 1.2 GB instead of 0.7).
+/// two, at the same peak memory (its group sets are small; a set of 2^25 positions takes up to 1.2 GB
+/// instead of 0.7).
 pub(super) const GROWTH: f64 = 2.0;
 
 /// The set of one group's positions, in the least memory. Within a group every card is either home, on
