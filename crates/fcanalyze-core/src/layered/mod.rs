@@ -292,7 +292,9 @@ struct Bounds {
 /// before it outgrew 10 GB. At 2^21 a group loses about 1.5 s at most. Deal 8983 with 1 cell and 8 GB: on
 /// one thread 215 s at 2^25, 181 s at 2^22, 177 s at 2^20; on two threads 140 s at 2^25, 108 s at 2^21
 /// (0.77). Deal 24966 with 1 cell on two threads and 16 GB, 0.87 (1,226 s against 1,406 s, the layered
-/// proof alone, one run each).
+/// proof alone, one run each). But deal 20410 with 1 cell (groups of up to 25 million positions, 10 GB,
+/// two threads) took 1.21 times as long (524 s against 433 s): its groups of 2 to 25 million positions
+/// are faster in their sets. A bound that tells those apart is open (docs/search.md).
 const MAX_SET_LEN: usize = 1 << 21;
 
 /// The free disk space a layered proof leaves: a write that would leave less ends the proof undecided.
