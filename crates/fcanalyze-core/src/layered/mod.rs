@@ -283,18 +283,14 @@ struct Bounds {
 }
 
 /// Positions of a group's set past which the group is searched again by levels. Past a few million
-/// positions the set is no faster than the levels on one thread, and slower for the largest groups
+/// positions a set is often no faster than the levels on one thread and slower for the largest groups
 /// (every insertion a cache miss, and scans of the whole set for the positions left waiting when the
-/// stack was full; deal 8983 with 1 cell, one thread: its group of 43 million positions took 33 s in
-/// its set, 24 s by levels), while by levels the layer's idle threads share a group's work. A group that
-/// passes the bound loses its set's work: at 2^25 (until 2026-12-03) that was half of the 48 s the group
-/// above took, and deal 982's largest group of layer 53 with 2 cells once held its set for 20 minutes
-/// before it outgrew 10 GB. At 2^21 a group loses about 1.5 s at most. Deal 8983 with 1 cell and 8 GB: on
-/// one thread 215 s at 2^25, 181 s at 2^22, 177 s at 2^20; on two threads 140 s at 2^25, 108 s at 2^21
-/// (0.77). Deal 24966 with 1 cell on two threads and 16 GB, 0.87 (1,226 s against 1,406 s, the layered
-/// proof alone, one run each). But deal 20410 with 1 cell (groups of up to 25 million positions, 10 GB,
-/// two threads) took 1.21 times as long (524 s against 433 s): its groups of 2 to 25 million positions
-/// are faster in their sets. A bound that tells those apart is open (docs/search.md).
+/// stack was full), by levels the layer's idle threads share the group, and a group that passes the
+/// bound loses its set's work: at 2^25 that was half the time of a 43-million-position group of deal
+/// 8983. At 2^21 the layered proofs of 8983 and 24966 with 1 cell take 0.77 and 0.87 of the time on two
+/// threads, but 20410 with 1 cell, whose groups of 2-25 million positions are faster in their sets,
+/// 1.21 times as long: a bound that tells such groups apart is open (figures and commands in
+/// BENCHMARKS.md, "Other measurements").
 const MAX_SET_LEN: usize = 1 << 21;
 
 /// The free disk space a layered proof leaves: a write that would leave less ends the proof undecided.
