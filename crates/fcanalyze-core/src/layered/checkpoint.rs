@@ -43,6 +43,8 @@ pub(super) struct LevelState {
     pub(super) total: u64,
     pub(super) cur: Vec<(String, u64)>,
     pub(super) prev: Vec<(String, u64)>,
+    /// Whether the search expands its follower's positions too (`layered::twin`).
+    pub(super) twin: bool,
 }
 
 impl LevelState {
@@ -185,12 +187,13 @@ impl Checkpoint {
         }
         for g in &self.by_levels {
             t += &format!(
-                "levels {} {} {} {} {}\n",
+                "levels {} {} {} {} {}{}\n",
                 g.group,
                 sig_text(&g.sig),
                 g.total,
                 parts_text(&g.cur),
-                parts_text(&g.prev)
+                parts_text(&g.prev),
+                if g.twin { " twin" } else { "" }
             );
         }
         t + "end\n"
@@ -277,6 +280,11 @@ impl Checkpoint {
                     let total = num(w.next())?;
                     let cur = parse_parts(w.next()?, w.next()?)?;
                     let prev = parse_parts(w.next()?, w.next()?)?;
+                    let twin = match w.next() {
+                        None => false,
+                        Some("twin") => true,
+                        Some(_) => return None,
+                    };
                     if cur.is_empty() {
                         return None;
                     }
@@ -286,6 +294,7 @@ impl Checkpoint {
                         total,
                         cur,
                         prev,
+                        twin,
                     });
                 }
                 "end" => return (c.layer < LAYERS).then_some(c),

@@ -14,7 +14,9 @@ use crate::outcome::Budget;
 use crate::prover::Rules;
 
 use super::checkpoint::Finished;
+use super::merge::LayerFile;
 use super::seeds::{lock, SeedBuf, Spill};
+use super::twin::{Twin, Twins};
 use super::LayeredResult;
 
 /// How the search of one group ended.
@@ -83,6 +85,13 @@ pub(super) struct Cx<'a> {
     pub(super) res: LayeredResult,
     /// The layer's idle threads.
     pub(super) idle: &'a Idle,
+    /// The layer's file and twin groups.
+    pub(super) layer_file: &'a LayerFile,
+    pub(super) twins: &'a Twins,
+    /// The follower of the group being searched, until its search by levels takes it on.
+    pub(super) twin: Option<Twin>,
+    /// The positions of the follower that the search by levels of its owner counted, when it did.
+    pub(super) replayed: Option<usize>,
 }
 
 /// What [`Cx::check`] found.
@@ -127,6 +136,10 @@ impl<'a> Cx<'a> {
             codes: Vec::with_capacity(128),
             res: self.res.with_peaks_cleared(),
             idle: self.idle,
+            layer_file: self.layer_file,
+            twins: self.twins,
+            twin: None,
+            replayed: None,
         }
     }
 

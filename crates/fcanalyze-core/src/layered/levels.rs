@@ -15,11 +15,17 @@ use super::code::{tag, untag, Frame, CODE};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::level::{sort_dedup, split_points, Level, Levels, Part, Sample};
 use super::seeds::{lock, SeedBuf};
+use super::twin::{seeds_match, Twin};
+use crate::error::Error;
 use crate::prover::NO;
 
 /// Tests: the levels expanded and merged by more than one thread, in the whole process.
 #[cfg(test)]
 pub(super) static SHARED_LEVELS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+/// Tests: the followers counted by their owners' searches, in the whole process.
+#[cfg(test)]
+pub(super) static TWINS_REPLAYED: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
 
 /// Search a group breadth first from its seeds (`seeds`, the rest given by `more`), level by level: the
@@ -63,7 +69,22 @@ pub(super) fn search_by_levels(
     levels.remove(runs);
     chunk.clear();
     let cur = Level::of([first]);
-    by_levels(cx, group, sig, frame, levels, chunk, cur, none, 0)
+    // The group's follower is expanded along with it when its seeds are the images of the group's
+    // (read into memory in place of the chunk).
+    let twin = match cx.twin.take() {
+        Some(t) => {
+            chunk = Vec::new();
+            let mut codes = cur.read_range(0, cur.len());
+            let mut owner =
+                std::iter::from_fn(|| codes.next_code().map(|c| c.map(|x| untag(x).0)).transpose());
+            let encode = |k: &Key| frame.encode(k);
+            let taken = seeds_match(cx.layer_file, &t, &sig, encode, &mut owner, max_chunk)?;
+            cx.twins.decide(&t, taken);
+            taken.then_some(t)
+        }
+        None => None,
+    };
+    by_levels(cx, group, sig, frame, levels, chunk, cur, none, 0, twin)
 }
 
 /// The search by levels of a group from `state` (saved in a checkpoint within its layer), the group's
@@ -85,6 +106,24 @@ pub(super) fn resume_by_levels(
     let (cur, prev) = (level(state.cur), level(state.prev));
     *levels.disk.get_mut() = ((cur.len() + prev.len()) * CODE) as u64;
     let total = state.total as usize;
+    let twin = match (state.twin, cx.twin.take()) {
+        (false, t) => {
+            // Its follower is searched on its own.
+            if let Some(t) = t {
+                cx.twins.decide(&t, false);
+            }
+            None
+        }
+        (true, Some(t)) => {
+            cx.twins.decide(&t, true);
+            Some(t)
+        }
+        (true, None) => {
+            return Err(Error::Io(
+                "a layered checkpoint lists a twin group that its layer lacks".into(),
+            ))
+        }
+    };
     by_levels(
         cx,
         state.group,
@@ -95,6 +134,7 @@ pub(super) fn resume_by_levels(
         cur,
         prev,
         total,
+        twin,
     )
 }
 
@@ -112,8 +152,10 @@ fn files_of(cx: &Cx) -> Levels {
 
 /// The levels of group `group` (signature `sig`) from `cur`, `prev` the level before it and `total` the
 /// positions of the levels before `cur` ([`search_by_levels`]), each level with the threads idle at its
-/// start. In a resumable search, the end of each level saves a checkpoint that lists the two levels the
-/// next one starts from (their parts), and the end of the group one that lists it finished.
+/// start, and the positions of its follower `twin` expanded along with its own (counted in
+/// [`Cx::replayed`] at the end). In a resumable search, the end of each level saves a checkpoint that
+/// lists the two levels the next one starts from (their parts), and the end of the group one that lists
+/// it finished (and its follower).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn by_levels(
     cx: &mut Cx,
@@ -125,6 +167,7 @@ pub(super) fn by_levels(
     mut cur: Level,
     mut prev: Level,
     mut total: usize,
+    twin: Option<Twin>,
 ) -> Result<GroupEnd> {
     while cur.len() > 0 {
         total += cur.len();
@@ -136,7 +179,7 @@ pub(super) fn by_levels(
             &levels,
             &mut chunk,
             (&cur, &prev),
-            total,
+            (total, twin.as_ref()),
         );
         let next = match step {
             Ok(Ok(next)) => next,
@@ -177,6 +220,7 @@ pub(super) fn by_levels(
                     total: total as u64,
                     cur: names(&cur),
                     prev: names(&prev),
+                    twin: twin.is_some(),
                 });
             } else {
                 s.finished.push(Finished {
@@ -184,6 +228,13 @@ pub(super) fn by_levels(
                     sig,
                     len: total as u64,
                 });
+                if let Some(t) = &twin {
+                    s.finished.push(Finished {
+                        group: t.group,
+                        sig: t.sig,
+                        len: total as u64,
+                    });
+                }
             }
             s.save_within()?;
         }
@@ -192,6 +243,11 @@ pub(super) fn by_levels(
     }
     levels.remove(prev.parts);
     levels.remove(cur.parts);
+    if twin.is_some() {
+        cx.replayed = Some(total);
+        #[cfg(test)]
+        TWINS_REPLAYED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     Ok(GroupEnd::Done(total))
 }
 
@@ -204,7 +260,8 @@ struct Share {
     end: Option<GroupEnd>,
 }
 
-/// Level `cur` (`prev` the one before, `total` the positions up to `cur`'s end) expanded and merged
+/// Level `cur` (`prev` the one before, `total` the positions up to `cur`'s end, `twin` the follower
+/// expanded along) expanded and merged
 /// into the next level by `cx`'s thread and the idle threads of `crew` (each with its seed buffers):
 /// each expands an equal share of `cur`'s codes, then the codes reached are split into as many ranges
 /// (from samples of the runs) and each thread merges one into a part. The next level, or the group's
@@ -216,7 +273,7 @@ fn level(
     levels: &Levels,
     chunk: &mut Vec<u128>,
     (cur, prev): (&Level, &Level),
-    total: usize,
+    (total, twin): (usize, Option<&Twin>),
 ) -> Result<std::result::Result<Level, GroupEnd>> {
     let n = 1 + crew.len();
     #[cfg(test)]
@@ -236,10 +293,10 @@ fn level(
             .enumerate()
             .map(|(i, h)| {
                 let r = range(i + 1);
-                scope.spawn(move || expand(h, frame, levels, cur, r, total, Vec::new()))
+                scope.spawn(move || expand(h, frame, levels, cur, r, (total, twin), Vec::new()))
             })
             .collect();
-        let mine = expand(cx, frame, levels, cur, range(0), total, mine);
+        let mine = expand(cx, frame, levels, cur, range(0), (total, twin), mine);
         let theirs: Vec<_> = running
             .into_iter()
             .map(|h| h.join().expect("a thread of the layered proof panicked"))
@@ -316,14 +373,16 @@ fn level(
 
 /// Codes `from..to` of `cur` expanded by `cx`'s thread (`total` the group's positions up to `cur`'s
 /// end): the children in the layer coded into `chunk`, written as sorted runs when it is full, the
-/// others to the thread's seeds of their layers.
+/// others to the thread's seeds of their layers. With a follower `twin`, each code's image in it is
+/// expanded too, for its children in later layers only (those in the layer are the images of the
+/// code's own).
 fn expand(
     cx: &mut Cx,
     frame: &Frame,
     levels: &Levels,
     cur: &Level,
     (from, to): (usize, usize),
-    total: usize,
+    (total, twin): (usize, Option<&Twin>),
     mut chunk: Vec<u128>,
 ) -> Result<Share> {
     let max_chunk = cx.level_chunk.max(1);
@@ -367,6 +426,33 @@ fn expand(
                 continue;
             }
             push_code(&mut chunk, tag(frame.encode(k), m), max_chunk);
+        }
+        if let Some(t) = twin {
+            let image = t.map_key(&key);
+            if cx.rules.is_sorted(&image) {
+                break Some(GroupEnd::Won {
+                    target: image,
+                    tail: None,
+                    len: total,
+                });
+            }
+            let p = cx.rules.decode(&image).with_moved(t.map_card(moved));
+            cx.rules
+                .children_moved(&p, &mut cx.kids, &mut cx.kids_moved);
+            for k in &cx.kids {
+                if *k == [0; 3] {
+                    break 'codes Some(GroupEnd::Won {
+                        target: image,
+                        tail: Some(*k),
+                        len: total,
+                    });
+                }
+                let l = progress(k);
+                if l > cx.layer {
+                    cx.seeds.push(l, k, Some(&image), cx.spill)?;
+                }
+            }
+            cx.expanded += 1;
         }
         if chunk.len() >= max_chunk {
             if levels.disk_low(chunk.len()) {

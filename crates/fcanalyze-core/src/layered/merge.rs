@@ -45,6 +45,12 @@ impl Merge {
     /// merges the file, searches its share of the groups and passes over the others',
     /// [`Merge::skip_group`]).
     pub(super) fn open(file: &LayerFile) -> Result<Merge> {
+        Merge::open_at(file, 0)
+    }
+
+    /// [`Merge::open`] from the first group of hash `h` or more: each run starts at its first such
+    /// record, found by bisection (the groups before are not read).
+    pub(super) fn open_at(file: &LayerFile, h: u64) -> Result<Merge> {
         let path = &file.path;
         // Each run reads its part in chunks (smaller when there are many).
         let chunk = ((16 << 20) / file.runs.len().max(1)).clamp(RECORD * 64, 1 << 16);
@@ -55,6 +61,12 @@ impl Merge {
             ..Merge::default()
         };
         for &(pos, end, lean) in &file.runs {
+            let width = if lean { LEAN } else { RECORD };
+            let pos = if h == 0 {
+                pos
+            } else {
+                m.first_at(pos, end, width, h)?
+            };
             m.runs.push(Run {
                 pos,
                 end,
@@ -91,6 +103,26 @@ impl Merge {
         let bytes = &run.buf[run.at..run.at + run.width];
         run.at += run.width;
         Ok(Some(decode_rec(bytes)))
+    }
+
+    /// The first byte of a record of hash `h` or more in the run of `width`-byte records at
+    /// `pos..end` (`end` when there is none).
+    fn first_at(&mut self, pos: u64, end: u64, width: usize, h: u64) -> Result<u64> {
+        let f = self.file.as_mut().expect("an open file");
+        let mut b = vec![0u8; width];
+        let (mut lo, mut hi) = (0u64, (end - pos) / width as u64);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            std::io::Seek::seek(f, std::io::SeekFrom::Start(pos + mid * width as u64))
+                .and_then(|_| f.read_exact(&mut b))
+                .map_err(|e| io_error(&self.path, e))?;
+            if rec_order(&decode_rec(&b)).0 < h {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(pos + lo * width as u64)
     }
 
     /// Bytes of the read buffers.

@@ -21,7 +21,10 @@
 //! lean from then on: 20 bytes, the key alone, instead of 48).
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
-//! are disjoint and each layer's set is exact), the same as [`crate::prover::Prover`]'s. The group sets
+//! are disjoint and each layer's set is exact), the same as [`crate::prover::Prover`]'s. Two groups of
+//! a layer that are each other's image under a trade of two cards (`twin.rs`) are searched as one when
+//! the first goes by levels: the second's positions are the images of the first's, expanded only for
+//! their children in later layers, and counted. The group sets
 //! keep no parent links; a seed keeps the position it was reached from, and each layer's seeds stay on
 //! disk until the search ends. So when a won position turns up, the line to it is found again backwards
 //! ([`chain_to`]): a breadth-first search of its group from the group's seeds reaches it, the seed that
@@ -65,6 +68,7 @@ mod spill;
 mod table;
 #[cfg(test)]
 mod tests;
+mod twin;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

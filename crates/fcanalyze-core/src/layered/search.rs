@@ -29,6 +29,7 @@ use super::levels::resume_by_levels;
 use super::merge::{LayerFile, Merge};
 use super::seeds::{lock, SeedBuf, Seeds, Spill};
 use super::spill::{io_error, level_number, SpillDir};
+use super::twin::{Reached, Twin, Twins};
 use super::{Bounds, LayeredOutcome, LayeredResult, Totals};
 #[cfg(test)]
 use super::{KILL_AFTER, KILL_AT_ONCE, KILL_ON_FORGET};
@@ -270,7 +271,8 @@ impl Proof {
         let Some(file) = lock(&self.spill).open_layer(layer)? else {
             return Ok(None);
         };
-        let (layer_done, ends) = self.share_out(layer, &file);
+        let twins = Twins::of(&file, &self.rules)?;
+        let (layer_done, ends) = self.share_out(layer, &file, &twins);
         {
             let s = &mut *lock(&self.spill);
             s.layer_start = None;
@@ -330,9 +332,14 @@ impl Proof {
         Ok(None)
     }
 
-    /// The groups of `layer` (its seeds in `file`) shared out between the threads: the positions of
-    /// the groups finished, and how each thread's share ended.
-    fn share_out(&mut self, layer: usize, file: &LayerFile) -> (u64, Vec<ThreadEnd>) {
+    /// The groups of `layer` (its seeds in `file`, its twin groups `twins`) shared out between the
+    /// threads: the positions of the groups finished, and how each thread's share ended.
+    fn share_out(
+        &mut self,
+        layer: usize,
+        file: &LayerFile,
+        twins: &Twins,
+    ) -> (u64, Vec<ThreadEnd>) {
         let (rules, spill, t) = (&self.rules, &self.spill, &self.t);
         let (limits, max_memory, bounds) = (self.limits, self.max_memory, self.bounds);
         let (threads, start) = (self.threads, self.start);
@@ -368,6 +375,10 @@ impl Proof {
                 // The thread's peaks in this layer.
                 res: t.res.with_peaks_cleared(),
                 idle: &idle,
+                layer_file: file,
+                twins,
+                twin: None,
+                replayed: None,
             };
             let end = search_share(&mut cx, file);
             if !matches!(end, Ok(None | Some(GroupEnd::Stopped))) {
@@ -466,9 +477,10 @@ impl Proof {
 }
 
 /// This thread's share of the groups of the layer in `file` (each group goes to the first thread free
-/// for it), each searched with a set of its own and dropped after. `None` when every group was
-/// searched through; else how the thread's search of the layer ended: a win, a budget, or
-/// [`GroupEnd::Stopped`] when another thread ended first.
+/// for it), each searched with a set of its own and dropped after; a follower of a twin pair is
+/// passed over when its owner's search takes it on, and counted with the owner ([`super::twin`]).
+/// `None` when every group was searched through; else how the thread's search of the layer ended: a
+/// win, a budget, or [`GroupEnd::Stopped`] when another thread ended first.
 pub(super) fn search_share(cx: &mut Cx, file: &LayerFile) -> Result<Option<GroupEnd>> {
     let mut merge = Merge::open(file)?;
     cx.merge_bytes = merge.memory();
@@ -505,61 +517,105 @@ pub(super) fn search_share(cx: &mut Cx, file: &LayerFile) -> Result<Option<Group
                 }
                 Ok(None)
             };
-            cx.done = cx.before + cx.layer_done.load(Ordering::Relaxed);
-            // A group a checkpoint within the layer lists, finished or searched by levels so far.
-            let (finished, state) = {
-                let s = lock(cx.spill);
-                let listed = |g: u64, s: &[u64; 6]| (g, *s) == (claim, sig);
-                (
-                    s.finished
-                        .iter()
-                        .find(|f| listed(f.group, &f.sig))
-                        .map(|f| f.len),
-                    s.by_levels
-                        .iter()
-                        .find(|g| listed(g.group, &g.sig))
-                        .cloned(),
-                )
-            };
-            let end = match (finished, state) {
-                (Some(len), _) => {
-                    while more()?.is_some() {}
-                    GroupEnd::Done(len as usize)
-                }
-                (None, Some(state)) => resume_by_levels(cx, state, &Frame::of(&seed), &mut more)?,
-                (None, None) => search_group(cx, claim, seed, &mut more)?,
-            };
-            match end {
-                GroupEnd::Done(len) => {
-                    if finished.is_none() {
-                        cx.finished(claim, sig, len)?;
+            match cx.twins.wait(claim, &sig, cx.stop) {
+                // Its owner's search counts it.
+                Reached::Taken => while more()?.is_some() {},
+                Reached::Stopped => return Ok(Some(GroupEnd::Stopped)),
+                Reached::Search => {
+                    let twin = cx.twins.follower(claim, &sig);
+                    if let Some(end) = search_one(cx, (claim, sig), seed, &mut more, twin)? {
+                        return Ok(Some(end));
                     }
-                    let res = &mut cx.res;
-                    res.peak_positions = res.peak_positions.max(len as u64);
-                    let done = cx.layer_done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
-                    res.positions = cx.before + done;
-                    if res.positions >= cx.limits.max_positions {
-                        return Ok(Some(GroupEnd::Out(Budget::Positions)));
-                    }
-                    if lock(cx.spill).disk_low {
-                        return Ok(Some(GroupEnd::Out(Budget::Disk)));
-                    }
-                    if cx.stop.load(Ordering::Relaxed) {
-                        return Ok(Some(GroupEnd::Stopped));
-                    }
-                    // Tests: killed after a group, its layer's file renamed and later layers' files
-                    // grown since the checkpoint.
-                    #[cfg(test)]
-                    if KILL_AFTER.get() == Some(0) || KILL_ON_FORGET.get() && !lock(cx.spill).keep {
-                        cx.seeds.flush(cx.spill)?;
-                        return Err(Error::Io("killed (test)".into()));
+                    if let (Some(t), Some(len)) = (twin, cx.replayed.take()) {
+                        if let Some(end) = counted(cx, (t.group, t.sig), len, false)? {
+                            return Ok(Some(end));
+                        }
                     }
                 }
-                end => return Ok(Some(end)),
             }
             first = (!aside.is_empty()).then(|| aside.remove(0));
         }
         claim = cx.next_group.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(None)
+}
+
+/// Search group `group` of signature `sig` from its seed `seed` and the others `more` gives (its
+/// follower `twin` with it when by levels), or go on from where a checkpoint within the layer left
+/// it; then count it ([`counted`]). `None` when it was searched through.
+fn search_one(
+    cx: &mut Cx,
+    (group, sig): (u64, [u64; 6]),
+    seed: Key,
+    more: &mut dyn FnMut() -> Result<Option<Key>>,
+    twin: Option<Twin>,
+) -> Result<Option<GroupEnd>> {
+    cx.done = cx.before + cx.layer_done.load(Ordering::Relaxed);
+    // A group a checkpoint within the layer lists, finished or searched by levels so far.
+    let (finished, state) = {
+        let s = lock(cx.spill);
+        let listed = |g: u64, s: &[u64; 6]| (g, *s) == (group, sig);
+        (
+            s.finished
+                .iter()
+                .find(|f| listed(f.group, &f.sig))
+                .map(|f| f.len),
+            s.by_levels
+                .iter()
+                .find(|g| listed(g.group, &g.sig))
+                .cloned(),
+        )
+    };
+    (cx.twin, cx.replayed) = (twin, None);
+    let end = match (finished, state) {
+        (Some(len), _) => {
+            while more()?.is_some() {}
+            GroupEnd::Done(len as usize)
+        }
+        (None, Some(state)) => resume_by_levels(cx, state, &Frame::of(&seed), more)?,
+        (None, None) => search_group(cx, group, seed, more)?,
+    };
+    if let Some(t) = cx.twin.take() {
+        // The search ended in the group's set: its follower is searched on its own.
+        cx.twins.decide(&t, false);
+    }
+    match end {
+        GroupEnd::Done(len) => counted(cx, (group, sig), len, finished.is_some()),
+        end => Ok(Some(end)),
+    }
+}
+
+/// Group `group` of signature `sig` is searched through, with `len` positions (`listed`: as a
+/// checkpoint within the layer says): listed in the next checkpoint and counted. `None` unless the
+/// layer's search ends there (a budget, another thread's end).
+fn counted(
+    cx: &mut Cx,
+    (group, sig): (u64, [u64; 6]),
+    len: usize,
+    listed: bool,
+) -> Result<Option<GroupEnd>> {
+    if !listed {
+        cx.finished(group, sig, len)?;
+    }
+    let res = &mut cx.res;
+    res.peak_positions = res.peak_positions.max(len as u64);
+    let done = cx.layer_done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
+    res.positions = cx.before + done;
+    if res.positions >= cx.limits.max_positions {
+        return Ok(Some(GroupEnd::Out(Budget::Positions)));
+    }
+    if lock(cx.spill).disk_low {
+        return Ok(Some(GroupEnd::Out(Budget::Disk)));
+    }
+    if cx.stop.load(Ordering::Relaxed) {
+        return Ok(Some(GroupEnd::Stopped));
+    }
+    // Tests: killed after a group, its layer's file renamed and later layers' files grown since the
+    // checkpoint.
+    #[cfg(test)]
+    if KILL_AFTER.get() == Some(0) || KILL_ON_FORGET.get() && !lock(cx.spill).keep {
+        cx.seeds.flush(cx.spill)?;
+        return Err(Error::Io("killed (test)".into()));
     }
     Ok(None)
 }

@@ -5,7 +5,7 @@ use crate::prover::Rules;
 
 use super::code::{tag, untag, untagged, Frame, LEAN};
 use super::level::split_points;
-use super::levels::SHARED_LEVELS;
+use super::levels::{SHARED_LEVELS, TWINS_REPLAYED};
 use super::spill::{remove_orphans, SpillDir};
 use super::table::Table;
 use crate::prover::NO;
@@ -291,6 +291,75 @@ fn groups_searched_by_levels_count_the_same() {
         let r = search(&late, 0, limits, None, 100, levels, None).unwrap();
         assert_eq!(r.outcome, LayeredOutcome::Won);
         assert!(!r.chain.is_empty());
+    }
+}
+
+/// Deal 9544 with 2 cells has twin groups (docs/reductions.md): searched by levels, each owner's search
+/// expands its follower too, under either rule of automatic moves, with one thread or two, and killed
+/// within its layers and resumed: the count of the search that holds every group in its set.
+#[test]
+fn twin_groups_count_the_same() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-twins-{}", std::process::id()));
+    for autoplay in [
+        crate::autoplay::Autoplay::Safe,
+        crate::autoplay::Autoplay::Max,
+    ] {
+        let deal = Layout::deal(9544).unwrap().with_autoplay(autoplay);
+        let whole = search(&deal, 2, limits, None, 5000, kept(u64::MAX), None).unwrap();
+        assert_eq!(whole.outcome, LayeredOutcome::Unsolvable, "{autoplay:?}");
+        if autoplay == crate::autoplay::Autoplay::Safe {
+            assert_eq!(whole.positions, 106_594);
+        }
+        for threads in [1, 2] {
+            let levels = Bounds {
+                max_set_len: 50,
+                level_chunk: 1000,
+                threads,
+                save_every_ms: 0,
+                ..kept(u64::MAX)
+            };
+            let replayed = || TWINS_REPLAYED.load(std::sync::atomic::Ordering::Relaxed);
+            let before = replayed();
+            let r = search(&deal, 2, limits, None, 5000, levels, None).unwrap();
+            assert_eq!((r.outcome, r.positions), (whole.outcome, whole.positions));
+            if autoplay == crate::autoplay::Autoplay::Safe {
+                assert!(
+                    replayed() > before + 10,
+                    "{} followers",
+                    replayed() - before
+                );
+            }
+            let (mut runs, mut listed) = (0, false);
+            let resumable = Bounds {
+                save_every_ms: 30,
+                ..levels
+            };
+            let r = loop {
+                KILL_WITHIN.set(Some(5));
+                let r = search(&deal, 2, limits, None, 5000, resumable, Some(&dir));
+                KILL_WITHIN.set(None);
+                runs += 1;
+                assert!(runs < 2000, "no progress after {runs} runs");
+                match r {
+                    Ok(r) => break r,
+                    Err(_) => {
+                        let text = std::fs::read_to_string(dir.join(CHECKPOINT_FILE)).unwrap();
+                        let c = Checkpoint::parse(&text).unwrap();
+                        assert_eq!(Checkpoint::parse(&c.to_text()), Some(c.clone()));
+                        listed |= c.by_levels.iter().any(|g| g.twin);
+                    }
+                }
+            };
+            assert!(runs > 3, "{runs} runs");
+            if autoplay == crate::autoplay::Autoplay::Safe {
+                assert!(listed, "no checkpoint listed an owner with its follower");
+            }
+            assert_eq!((r.outcome, r.positions), (whole.outcome, whole.positions));
+        }
     }
 }
 

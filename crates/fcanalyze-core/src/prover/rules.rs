@@ -436,18 +436,10 @@ impl Lean {
         set_loc(&mut self.key, c, LOC_HOME);
     }
 
-    /// Whether card `c`, which fits its foundation, goes home automatically: always under `max_auto`,
-    /// else when no card still in play could need it (SPEC §2).
+    /// Whether card `c`, which fits its foundation, goes home automatically ([`auto_home`]).
     #[inline(always)]
     fn auto_home(&self, c: Card, max_auto: bool) -> bool {
-        let r = rank(c);
-        if r <= 1 || max_auto {
-            return true;
-        }
-        let s = suit(c);
-        let (o1, o2) = crate::card::opposite_suits(s);
-        let lo = self.found[o1 as usize].min(self.found[o2 as usize]);
-        lo >= r || (lo + 1 >= r && self.found[(3 - s) as usize] + 2 >= r)
+        auto_home(&self.found, c, max_auto)
     }
 
     /// Apply the automatic moves until none applies (SPEC §2; every card that fits under `max_auto`).
@@ -479,6 +471,37 @@ impl Lean {
                 break;
             }
         }
+    }
+}
+
+/// Whether card `c`, which fits its foundation, goes home automatically with `found` cards of each
+/// suit home: always under `max_auto`, else when no card still in play could need it (SPEC §2).
+#[inline(always)]
+fn auto_home(found: &[u8; 4], c: Card, max_auto: bool) -> bool {
+    let r = rank(c);
+    if r <= 1 || max_auto {
+        return true;
+    }
+    let s = suit(c);
+    let (o1, o2) = crate::card::opposite_suits(s);
+    let lo = found[o1 as usize].min(found[o2 as usize]);
+    lo >= r || (lo + 1 >= r && found[(3 - s) as usize] + 2 >= r)
+}
+
+impl Rules {
+    /// The cards that go home automatically as soon as they are exposed, with `found` cards of each
+    /// suit home: each foundation's next card when the rule of automatic moves sends it (a card mask).
+    pub(crate) fn auto_cards(&self, found: &[u8; 4]) -> u64 {
+        (0..4u8)
+            .filter(|&s| found[s as usize] < 13)
+            .map(|s| make(found[s as usize], s))
+            .filter(|&c| auto_home(found, c, self.max_auto))
+            .fold(0, |m, c| m | 1 << c)
+    }
+
+    /// The card `c` was dealt on ([`NO`] for the first card of a column).
+    pub(crate) fn dealt_on(&self, c: Card) -> u8 {
+        self.under[c as usize][LOC_DEALT as usize]
     }
 }
 
