@@ -236,9 +236,9 @@ impl Twins {
     }
 }
 
-/// Whether the `follower`'s seeds in `file`, mapped into the owner's group and coded by `encode`, are
-/// exactly `owner` (the owner's seeds, its first level: sorted codes without duplicates); the seeds
-/// read are at most `max` (past it, the answer is no).
+/// Whether the seeds of the follower `twin` in `file`, mapped into the owner's group (signature
+/// `owner_sig`) and coded by `encode`, are exactly `owner` (the owner's seeds, its first level: sorted
+/// codes without duplicates); the seeds read are at most `max` (past it, the answer is no).
 pub(super) fn seeds_match(
     file: &LayerFile,
     twin: &Twin,
