@@ -395,62 +395,24 @@ fn expand(
     let mut read = cur.read_range(from, to);
     let mut left = to - from;
     let mut counted = 0u64;
-    share.end = 'codes: loop {
+    share.end = loop {
         let Some(tagged) = read.next_code()? else {
             break None;
         };
         left -= 1;
         let (code, moved) = untag(tagged);
         let key = frame.decode(code);
-        if cx.rules.is_sorted(&key) {
-            break Some(GroupEnd::Won {
-                target: key,
-                tail: None,
-                len: total,
-            });
-        }
-        let p = cx.rules.decode(&key).with_moved(moved);
-        cx.rules
-            .children_moved(&p, &mut cx.kids, &mut cx.kids_moved);
-        for (k, &m) in cx.kids.iter().zip(&cx.kids_moved) {
-            if *k == [0; 3] {
-                break 'codes Some(GroupEnd::Won {
-                    target: key,
-                    tail: Some(*k),
-                    len: total,
-                });
-            }
-            let l = progress(k);
-            if l > cx.layer {
-                cx.seeds.push(l, k, Some(&key), cx.spill)?;
-                continue;
-            }
-            push_code(&mut chunk, tag(frame.encode(k), m), max_chunk);
+        let kept = expand_one(cx, &key, moved, total, |k, m| {
+            push_code(&mut chunk, tag(frame.encode(k), m), max_chunk)
+        })?;
+        if let Some(end) = kept {
+            break Some(end);
         }
         if let Some(t) = twin {
+            // The children within the layer are the images of the code's own.
             let image = t.map_key(&key);
-            if cx.rules.is_sorted(&image) {
-                break Some(GroupEnd::Won {
-                    target: image,
-                    tail: None,
-                    len: total,
-                });
-            }
-            let p = cx.rules.decode(&image).with_moved(t.map_card(moved));
-            cx.rules
-                .children_moved(&p, &mut cx.kids, &mut cx.kids_moved);
-            for k in &cx.kids {
-                if *k == [0; 3] {
-                    break 'codes Some(GroupEnd::Won {
-                        target: image,
-                        tail: Some(*k),
-                        len: total,
-                    });
-                }
-                let l = progress(k);
-                if l > cx.layer {
-                    cx.seeds.push(l, k, Some(&image), cx.spill)?;
-                }
+            if let Some(end) = expand_one(cx, &image, t.map_card(moved), total, |_, _| {})? {
+                break Some(end);
             }
             cx.expanded += 1;
         }
@@ -481,6 +443,45 @@ fn expand(
     }
     share.chunk = chunk;
     Ok(share)
+}
+
+/// Expand the position of `key` (searched by levels, leaving the run `moved` unmoved): its children
+/// in later layers go to `cx`'s seeds, those in the layer to `within` with the run each may leave
+/// unmoved. The group's end when the position is sorted or a child is won.
+#[inline(always)]
+fn expand_one(
+    cx: &mut Cx,
+    key: &Key,
+    moved: u8,
+    total: usize,
+    mut within: impl FnMut(&Key, u8),
+) -> Result<Option<GroupEnd>> {
+    if cx.rules.is_sorted(key) {
+        return Ok(Some(GroupEnd::Won {
+            target: *key,
+            tail: None,
+            len: total,
+        }));
+    }
+    let p = cx.rules.decode(key).with_moved(moved);
+    cx.rules
+        .children_moved(&p, &mut cx.kids, &mut cx.kids_moved);
+    for (k, &m) in cx.kids.iter().zip(&cx.kids_moved) {
+        if *k == [0; 3] {
+            return Ok(Some(GroupEnd::Won {
+                target: *key,
+                tail: Some(*k),
+                len: total,
+            }));
+        }
+        let l = progress(k);
+        if l > cx.layer {
+            cx.seeds.push(l, k, Some(key), cx.spill)?;
+        } else {
+            within(k, m);
+        }
+    }
+    Ok(None)
 }
 
 /// Push `code` on `chunk`, growing it within `max` codes (doubling would overshoot by up to twice).
