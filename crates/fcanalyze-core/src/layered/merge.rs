@@ -1,8 +1,9 @@
 //! The k-way merge of a layer's sorted runs ([`Merge`]): its seeds group by group, each key once.
 
 use std::fs::File;
-use std::io::Read;
-use std::path::PathBuf;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::Result;
 
@@ -25,7 +26,9 @@ pub(super) type Head = std::cmp::Reverse<(Order, usize)>;
 /// The k-way merge of a layer's sorted runs: its seeds group by group, each key once.
 #[derive(Default)]
 pub(super) struct Merge {
-    pub(super) file: Option<File>,
+    /// The layer's file, shared with its [`LayerFile`] (read at offsets, so threads never share a
+    /// file position).
+    pub(super) file: Option<Arc<File>>,
     pub(super) path: PathBuf,
     pub(super) chunk: usize,
     pub(super) runs: Vec<Run>,
@@ -34,10 +37,28 @@ pub(super) struct Merge {
     pub(super) last: Option<[u32; 5]>,
 }
 
-/// A layer's file to merge: its path and the bytes of each sorted run (and whether it is lean).
+/// A layer's file to merge: its path, the bytes of each sorted run (and whether it is lean), and the
+/// file opened once, when the layer starts. Every merge of the layer reads through that handle, not by
+/// the path: the file may be renamed while the layer is searched (the lines forgotten,
+/// `Seeds::forget_kept`), and a merge opened after that (an owner of twins comparing its follower's
+/// seeds) still reads it.
 pub(super) struct LayerFile {
     pub(super) path: PathBuf,
     pub(super) runs: Vec<(u64, u64, bool)>,
+    handle: Arc<File>,
+}
+
+impl LayerFile {
+    /// The file at `path` with these runs, opened.
+    pub(super) fn open(path: PathBuf, runs: Vec<(u64, u64, bool)>) -> Result<LayerFile> {
+        let handle = Arc::new(File::open(&path).map_err(|e| io_error(&path, e))?);
+        Ok(LayerFile { path, runs, handle })
+    }
+}
+
+/// Fill `buf` from byte `pos` of `file` (at `path`, for the error).
+fn read_at(file: &File, path: &Path, pos: u64, buf: &mut [u8]) -> Result<()> {
+    file.read_exact_at(buf, pos).map_err(|e| io_error(path, e))
 }
 
 impl Merge {
@@ -55,7 +76,7 @@ impl Merge {
         // Each run reads its part in chunks (smaller when there are many).
         let chunk = ((16 << 20) / file.runs.len().max(1)).clamp(RECORD * 64, 1 << 16);
         let mut m = Merge {
-            file: Some(File::open(path).map_err(|e| io_error(path, e))?),
+            file: Some(Arc::clone(&file.handle)),
             path: path.clone(),
             chunk,
             ..Merge::default()
@@ -92,11 +113,8 @@ impl Merge {
             }
             let n = (run.end - run.pos).min((self.chunk / run.width * run.width) as u64) as usize;
             run.buf.resize(n, 0);
-            let f = self.file.as_mut().expect("an open file");
-            let path = &self.path;
-            std::io::Seek::seek(f, std::io::SeekFrom::Start(run.pos))
-                .and_then(|_| f.read_exact(&mut run.buf))
-                .map_err(|e| io_error(path, e))?;
+            let f = self.file.as_deref().expect("an open file");
+            read_at(f, &self.path, run.pos, &mut run.buf)?;
             run.pos += n as u64;
             run.at = 0;
         }
@@ -108,14 +126,12 @@ impl Merge {
     /// The first byte of a record of hash `h` or more in the run of `width`-byte records at
     /// `pos..end` (`end` when there is none).
     fn first_at(&mut self, pos: u64, end: u64, width: usize, h: u64) -> Result<u64> {
-        let f = self.file.as_mut().expect("an open file");
+        let f = self.file.as_deref().expect("an open file");
         let mut b = vec![0u8; width];
         let (mut lo, mut hi) = (0u64, (end - pos) / width as u64);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            std::io::Seek::seek(f, std::io::SeekFrom::Start(pos + mid * width as u64))
-                .and_then(|_| f.read_exact(&mut b))
-                .map_err(|e| io_error(&self.path, e))?;
+            read_at(f, &self.path, pos + mid * width as u64, &mut b)?;
             if rec_order(&decode_rec(&b)).0 < h {
                 lo = mid + 1;
             } else {
@@ -180,12 +196,10 @@ impl Merge {
             let width = run.width as u64;
             let (mut lo, mut hi) = (0u64, (run.end - run.pos) / width);
             let mut b = vec![0u8; run.width];
-            let f = self.file.as_mut().expect("an open file");
+            let f = self.file.as_deref().expect("an open file");
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
-                std::io::Seek::seek(f, std::io::SeekFrom::Start(run.pos + mid * width))
-                    .and_then(|_| f.read_exact(&mut b))
-                    .map_err(|e| io_error(&self.path, e))?;
+                read_at(f, &self.path, run.pos + mid * width, &mut b)?;
                 if rec_order(&decode_rec(&b)).0 == h {
                     lo = mid + 1;
                 } else {
@@ -259,10 +273,7 @@ mod tests {
             at = end;
         }
         drop(f);
-        let file = LayerFile {
-            path: path.clone(),
-            runs,
-        };
+        let file = LayerFile::open(path.clone(), runs).unwrap();
         let mut all = std::collections::BTreeMap::new();
         let mut m = Merge::open(&file).unwrap();
         while let Some(h) = m.peek_hash() {

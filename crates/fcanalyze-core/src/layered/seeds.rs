@@ -241,7 +241,7 @@ impl Seeds {
             .enumerate()
             .map(|(i, &(at, lean))| (at, starts.get(i + 1).map_or(size, |r| r.0), lean))
             .collect();
-        Ok(Some(LayerFile { path: kept, runs }))
+        LayerFile::open(kept, runs).map(Some)
     }
 
     /// Whether writing `bytes` more would leave less free disk than the search must leave.
