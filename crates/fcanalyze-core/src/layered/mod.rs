@@ -65,6 +65,8 @@ mod merge;
 mod search;
 mod seeds;
 mod spill;
+#[cfg(test)]
+mod symmetry;
 mod table;
 #[cfg(test)]
 mod tests;

@@ -60,7 +60,7 @@ impl Twin {
 /// `key` with cards `x` and `y` (one rank and colour) trading places, and the cards one rank lower of
 /// the other colour trading parents.
 #[inline(always)]
-fn swap(key: &Key, x: Card, y: Card) -> Key {
+pub(super) fn swap(key: &Key, x: Card, y: Card) -> Key {
     let mut k = *key;
     let (fx, fy) = (loc_of(key, x), loc_of(key, y));
     set_loc(&mut k, x, fy);

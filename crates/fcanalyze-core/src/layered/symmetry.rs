@@ -1,0 +1,214 @@
+//! Trades within a group (docs/reductions.md, "Trades within a group"): the lemma a symmetry
+//! reduction of the layered proof would rest on, checked on whole reachable sets, and the share of a
+//! proof's positions such a reduction would leave to search, measured. Not used by the search yet.
+//!
+//! Within a group no card goes home and no dealt card moves. When two cards `x`, `y` of one rank and
+//! colour are both free (in play, off their dealt cards, no card on them lying on its dealt card) and
+//! neither can go home from the group (their rank is above both foundations' next cards, or both are
+//! their foundations' next cards with the foundations equally high), the trade that gives each the
+//! other's place, and the cards one rank lower of the other colour each other's parent
+//! ([`super::twin::swap`]), takes every move within the group to a move within the group. So when it
+//! takes the group's seeds onto its seeds, it takes the group's positions onto its positions: the
+//! group could be searched by orbits, one position of each, its count the orbits' sizes.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::autoplay::Autoplay;
+use crate::card::{make, rank, suit, Card};
+use crate::key::{loc_of, set_loc, signature, Key, LOC_BOTTOM, LOC_DEALT, LOC_HOME};
+use crate::layout::Layout;
+use crate::position::Position;
+use crate::prover::Rules;
+
+use super::twin::swap;
+
+/// A map of keys that trades two cards.
+type Trade = fn(&Key, Card, Card) -> Key;
+
+/// The trades within the group of `key` (a position of it) that the module's argument allows.
+fn candidates(rules: &Rules, key: &Key) -> Vec<(Card, Card)> {
+    let mut found = [0u8; 4];
+    for c in 0..52u8 {
+        if loc_of(key, c) == LOC_HOME {
+            found[suit(c) as usize] += 1;
+        }
+    }
+    let mut out = vec![];
+    for (a, b) in [(0u8, 3u8), (1, 2)] {
+        let (ha, hb) = (found[a as usize], found[b as usize]);
+        for r in ha.max(hb)..13 {
+            if r == ha.max(hb) && ha != hb {
+                continue;
+            }
+            let (x, y) = (make(r, a), make(r, b));
+            if loc_of(key, x) == LOC_DEALT || loc_of(key, y) == LOC_DEALT {
+                continue;
+            }
+            let covered = (0..52u8).any(|c| {
+                loc_of(key, c) == LOC_DEALT && matches!(rules.dealt_on(c), d if d == x || d == y)
+            });
+            if !covered {
+                out.push((x, y));
+            }
+        }
+    }
+    out
+}
+
+/// One position of the orbit of `key` under `trades` (commuting, each its own inverse), the same for
+/// every position of the orbit, without listing the orbit: the trades are taken from the kings down
+/// (`trades` in decreasing rank). A trade at rank r moves only its two cards and the parents of the cards
+/// of rank r - 1, so once the higher ranks are settled, x and y lie where they lie in every position of the
+/// orbit that agrees above, or each where the other lies: the trade is made when it puts x on the lower
+/// place. When both lie in cells, nothing lies on them and the trade changes nothing. When both lie at
+/// the bottom of columns it changes only the parents of the cards on them: both ways are followed
+/// down, and the least result taken.
+fn canonical(key: &Key, trades: &[(Card, Card)]) -> Key {
+    let mut k = *key;
+    for (i, &(x, y)) in trades.iter().enumerate() {
+        let (lx, ly) = (loc_of(&k, x), loc_of(&k, y));
+        if lx > ly {
+            k = swap(&k, x, y);
+        } else if lx == ly && lx == LOC_BOTTOM {
+            let rest = &trades[i + 1..];
+            return canonical(&k, rest).min(canonical(&swap(&k, x, y), rest));
+        }
+    }
+    k
+}
+
+/// What [`examine`] finds in one reachable set.
+#[derive(Debug, Default)]
+struct Findings {
+    positions: u64,
+    /// Trades that take their group's seeds onto its seeds, over all groups.
+    kept: u64,
+    /// Positions whose image under such a trade of their group is not reachable (the lemma says 0).
+    broken: u64,
+    /// Orbits of the reachable set under the kept trades of each group: what a search by orbits holds.
+    orbits: u64,
+    /// Positions whose [`canonical`] position differs from that of an image (0: it is canonical).
+    uncanonical: u64,
+}
+
+/// The reachable set of `deal` with `ncells` cells, breadth first, its groups' seeds (positions one
+/// move from another group, and the start), and each group's trades (made by `trade`) checked; with
+/// `canon`, [`canonical`] too, on every image.
+fn examine(layout: &Layout, ncells: usize, trade: Trade, canon: bool) -> Findings {
+    let (mut p0, _) = Position::from_layout(layout, ncells).unwrap();
+    p0.settle(None);
+    let rules = Rules::new(layout, ncells);
+    let root = *p0.key();
+    let (mut all, mut set, mut seeds) = (vec![root], HashSet::from([root]), HashSet::from([root]));
+    let mut i = 0;
+    while i < all.len() {
+        let (p, sig) = (rules.decode(&all[i]), signature(&all[i]));
+        rules.for_each_child(&p, |q| {
+            let k = *q.key();
+            if signature(&k) != sig {
+                seeds.insert(k);
+            }
+            if set.insert(k) {
+                all.push(k);
+            }
+        });
+        i += 1;
+    }
+    // Each group's candidate trades, kept while every seed's image is a seed.
+    let mut groups: HashMap<[u64; 6], Vec<(Card, Card, bool)>> = HashMap::new();
+    for key in &all {
+        let trades = groups.entry(signature(key)).or_insert_with(|| {
+            let c = candidates(&rules, key);
+            c.into_iter().map(|(x, y)| (x, y, true)).collect()
+        });
+        if seeds.contains(key) {
+            for t in trades.iter_mut().filter(|t| t.2) {
+                t.2 = seeds.contains(&trade(key, t.0, t.1));
+            }
+        }
+    }
+    let mut f = Findings {
+        positions: all.len() as u64,
+        kept: groups.values().flatten().filter(|t| t.2).count() as u64,
+        ..Findings::default()
+    };
+    for key in &all {
+        let mut kept: Vec<_> = groups[&signature(key)].iter().filter(|t| t.2).collect();
+        kept.sort_by_key(|t| std::cmp::Reverse(rank(t.0)));
+        let pairs: Vec<_> = kept.iter().map(|t| (t.0, t.1)).collect();
+        let least_of = |k: &Key| canon.then(|| canonical(k, &pairs));
+        let own = least_of(key);
+        f.broken += kept
+            .iter()
+            .filter(|t| !set.contains(&trade(key, t.0, t.1)))
+            .count() as u64;
+        // The orbit's least key stands for it (the trades commute and are their own inverses).
+        let mut image = *key;
+        let mut least = true;
+        for n in 1u32..1 << kept.len() {
+            let t = kept[n.trailing_zeros() as usize];
+            image = trade(&image, t.0, t.1);
+            least &= *key <= image;
+            f.uncanonical += (least_of(&image) != own) as u64;
+        }
+        f.orbits += least as u64;
+    }
+    f
+}
+
+/// The trade with the cards on `x` and `y` left on the parent they had: wrong, for the test below.
+fn trade_without_parents(key: &Key, x: Card, y: Card) -> Key {
+    let mut k = *key;
+    let (fx, fy) = (loc_of(key, x), loc_of(key, y));
+    set_loc(&mut k, x, fy);
+    set_loc(&mut k, y, fx);
+    k
+}
+
+/// The lemma holds on the whole reachable sets of small proofs under both rules of automatic moves:
+/// a trade that keeps a group's seeds keeps its positions. Trades are found, they make orbits, and
+/// [`canonical`] gives every position of an orbit the same one.
+#[test]
+fn trades_that_keep_the_seeds_keep_the_group() {
+    for autoplay in [Autoplay::Safe, Autoplay::Max] {
+        for (deal, ncells) in [(11982, 4), (11982, 3), (9544, 2), (200, 1)] {
+            let layout = Layout::deal(deal).unwrap().with_autoplay(autoplay);
+            let f = examine(&layout, ncells, swap, true);
+            let what = format!("deal {deal} with {ncells} cells, {autoplay:?}: {f:?}");
+            assert_eq!((f.broken, f.uncanonical), (0, 0), "{what}");
+            assert!(f.kept > 0 && f.orbits < f.positions, "{what}");
+        }
+    }
+    let f = examine(&Layout::deal(11982).unwrap(), 4, swap, false);
+    assert_eq!((f.positions, f.orbits), (61_643, 30_028), "{f:?}");
+}
+
+/// The check has teeth: a trade that leaves the cards on `x` and `y` on their old parents passes
+/// the seeds of some groups and breaks the lemma.
+#[test]
+fn a_trade_that_keeps_the_parents_breaks_the_lemma() {
+    let layout = Layout::deal(9544).unwrap();
+    let f = examine(&layout, 2, trade_without_parents, false);
+    assert!(f.broken > 0, "{f:?}");
+}
+
+/// The share of positions a search by orbits would hold: `SYM=D:K,...` (default 12038:2), run with
+/// `cargo test --release -p fcanalyze-core --lib symmetry::share -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn share() {
+    let spec = std::env::var("SYM").unwrap_or_else(|_| "12038:2".into());
+    for s in spec.split(',') {
+        let (d, k) = s.split_once(':').expect("D:K");
+        let (deal, ncells) = (d.parse().unwrap(), k.parse().unwrap());
+        let f = examine(&Layout::deal(deal).unwrap(), ncells, swap, false);
+        eprintln!(
+            "deal {deal} with {ncells} cells: {} positions, {} orbits ({:.3}), {} trades kept, lemma broken {}",
+            f.positions,
+            f.orbits,
+            f.orbits as f64 / f.positions as f64,
+            f.kept,
+            f.broken
+        );
+    }
+}
