@@ -93,7 +93,8 @@ struct Findings {
 
 /// The reachable set of `deal` with `ncells` cells, breadth first, its groups' seeds (positions one
 /// move from another group, and the start), and each group's trades (made by `trade`) checked; with
-/// `canon`, [`canonical`] too, on every image.
+/// `canon`, [`canonical`] too, on every image (the orbits then counted at their least keys; without,
+/// at their canonical positions).
 fn examine(layout: &Layout, ncells: usize, trade: Trade, canon: bool) -> Findings {
     let (mut p0, _) = Position::from_layout(layout, ncells).unwrap();
     p0.settle(None);
@@ -142,14 +143,20 @@ fn examine(layout: &Layout, ncells: usize, trade: Trade, canon: bool) -> Finding
             .iter()
             .filter(|t| !set.contains(&trade(key, t.0, t.1)))
             .count() as u64;
-        // The orbit's least key stands for it (the trades commute and are their own inverses).
+        let Some(own) = own else {
+            // Each orbit counted at its canonical position (the test below checks `canonical`).
+            f.orbits += (canonical(key, &pairs) == *key) as u64;
+            continue;
+        };
+        // Every image listed (the trades commute and are their own inverses): the orbit counted at its
+        // least key, and every image's canonical position compared with this one's.
         let mut image = *key;
         let mut least = true;
         for n in 1u32..1 << kept.len() {
             let t = kept[n.trailing_zeros() as usize];
             image = trade(&image, t.0, t.1);
             least &= *key <= image;
-            f.uncanonical += (least_of(&image) != own) as u64;
+            f.uncanonical += (least_of(&image) != Some(own)) as u64;
         }
         f.orbits += least as u64;
     }
@@ -177,6 +184,12 @@ fn trades_that_keep_the_seeds_keep_the_group() {
             let what = format!("deal {deal} with {ncells} cells, {autoplay:?}: {f:?}");
             assert_eq!((f.broken, f.uncanonical), (0, 0), "{what}");
             assert!(f.kept > 0 && f.orbits < f.positions, "{what}");
+            // Orbits counted at their canonical positions: as many as at their least keys.
+            assert_eq!(
+                examine(&layout, ncells, swap, false).orbits,
+                f.orbits,
+                "{what}"
+            );
         }
     }
     let f = examine(&Layout::deal(11982).unwrap(), 4, swap, false);
