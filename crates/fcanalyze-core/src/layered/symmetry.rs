@@ -163,6 +163,113 @@ fn examine(layout: &Layout, ncells: usize, trade: Trade, canon: bool) -> Finding
     f
 }
 
+/// The positions of `key`'s orbit under `trades`, each once, with the trades that lead to it from
+/// `key` (a mask of `trades`).
+fn orbit(key: &Key, trades: &[(Card, Card)]) -> Vec<(Key, u32)> {
+    let mut out = vec![(*key, 0)];
+    let (mut image, mut mask) = (*key, 0u32);
+    for n in 1u32..1 << trades.len() {
+        let j = n.trailing_zeros() as usize;
+        image = swap(&image, trades[j].0, trades[j].1);
+        mask ^= 1 << j;
+        out.push((image, mask));
+    }
+    out.sort_unstable_by_key(|m| m.0);
+    out.dedup_by_key(|m| m.0);
+    out
+}
+
+/// What [`by_orbits`] counts.
+#[derive(Debug, Default, PartialEq)]
+struct OrbitSearch {
+    /// Positions, each orbit counted by its size.
+    positions: u64,
+    /// Orbits searched: the positions a search by orbits holds.
+    orbits: u64,
+    /// Children leaving a group that were found as images of the representative's.
+    mapped: u64,
+}
+
+/// A reference search by orbits, in memory: groups in the order of their layers, each from its seeds
+/// (all of them, as today's search sends them on), with the trades whose images of the seeds are
+/// seeds; within a group only canonical positions, each counted with its orbit; children in later
+/// layers from every member of an orbit. A child of a member is checked to be the image of the
+/// representative's child whenever both foundations of the trades' cards are below their rank in it
+/// (docs/reductions.md), the way a search would make it without expanding the member.
+fn by_orbits(layout: &Layout, ncells: usize) -> OrbitSearch {
+    let (mut p0, _) = Position::from_layout(layout, ncells).unwrap();
+    p0.settle(None);
+    let rules = Rules::new(layout, ncells);
+    let group_of = |k: &Key| (crate::layer::progress(k), signature(k));
+    let mut pending: std::collections::BTreeMap<_, HashSet<Key>> = Default::default();
+    pending
+        .entry(group_of(p0.key()))
+        .or_default()
+        .insert(*p0.key());
+    let mut out = OrbitSearch::default();
+    let home = |k: &Key, c: Card| {
+        let s = suit(c);
+        (0..13)
+            .take_while(|&r| loc_of(k, make(r, s)) == LOC_HOME)
+            .count() as u8
+    };
+    while let Some((group, seeds)) = pending.pop_first() {
+        let any = *seeds.iter().next().unwrap();
+        let mut trades: Vec<_> = candidates(&rules, &any)
+            .into_iter()
+            .filter(|&(x, y)| seeds.iter().all(|s| seeds.contains(&swap(s, x, y))))
+            .collect();
+        trades.sort_by_key(|t| std::cmp::Reverse(rank(t.0)));
+        let mut reps: HashSet<Key> = seeds.iter().map(|s| canonical(s, &trades)).collect();
+        let mut queue: Vec<Key> = reps.iter().copied().collect();
+        while let Some(r) = queue.pop() {
+            let members = orbit(&r, &trades);
+            out.positions += members.len() as u64;
+            out.orbits += 1;
+            let mut leaving = vec![];
+            rules.for_each_child(&rules.decode(&r), |q| {
+                let k = *q.key();
+                if group_of(&k) == group {
+                    let c = canonical(&k, &trades);
+                    if reps.insert(c) {
+                        queue.push(c);
+                    }
+                } else {
+                    leaving.push(k);
+                }
+            });
+            for (m, mask) in &members {
+                let mut own = HashSet::new();
+                rules.for_each_child(&rules.decode(m), |q| {
+                    if group_of(q.key()) != group {
+                        own.insert(*q.key());
+                    }
+                });
+                // The trades that take the representative to this member, and the children of the
+                // representative whose images are children of the member.
+                let h: Vec<_> = (0..trades.len())
+                    .filter(|j| mask >> j & 1 == 1)
+                    .map(|j| trades[j])
+                    .collect();
+                for q in &leaving {
+                    let below = h
+                        .iter()
+                        .all(|&(x, y)| home(q, x) < rank(x) && home(q, y) < rank(y));
+                    if below && *mask != 0 {
+                        let image = h.iter().fold(*q, |k, &(x, y)| swap(&k, x, y));
+                        assert!(own.contains(&image), "a mapped child that is not a child");
+                        out.mapped += 1;
+                    }
+                }
+                for k in own {
+                    pending.entry(group_of(&k)).or_default().insert(k);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The trade with the cards on `x` and `y` left on the parent they had: wrong, for the test below.
 fn trade_without_parents(key: &Key, x: Card, y: Card) -> Key {
     let mut k = *key;
@@ -194,6 +301,23 @@ fn trades_that_keep_the_seeds_keep_the_group() {
     }
     let f = examine(&Layout::deal(11982).unwrap(), 4, swap, false);
     assert_eq!((f.positions, f.orbits), (61_643, 30_028), "{f:?}");
+}
+
+/// A search by orbits counts every position of the reachable set, holding fewer.
+#[test]
+fn a_search_by_orbits_counts_every_position() {
+    for autoplay in [Autoplay::Safe, Autoplay::Max] {
+        for (deal, ncells) in [(11982, 4), (11982, 3), (9544, 2), (200, 1)] {
+            let layout = Layout::deal(deal).unwrap().with_autoplay(autoplay);
+            let (f, o) = (
+                examine(&layout, ncells, swap, false),
+                by_orbits(&layout, ncells),
+            );
+            let what = format!("deal {deal} with {ncells} cells, {autoplay:?}: {o:?}");
+            assert_eq!(o.positions, f.positions, "{what}");
+            assert!(o.orbits < f.positions && o.mapped > 0, "{what}");
+        }
+    }
 }
 
 /// The check has teeth: a trade that leaves the cards on `x` and `y` on their old parents passes
