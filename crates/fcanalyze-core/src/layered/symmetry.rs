@@ -15,24 +15,19 @@ use std::collections::{HashMap, HashSet};
 
 use crate::autoplay::Autoplay;
 use crate::card::{make, rank, suit, Card};
-use crate::key::{loc_of, set_loc, signature, Key, LOC_BOTTOM, LOC_DEALT, LOC_HOME};
+use crate::key::{loc_of, set_loc, signature, Key, LOC_BOTTOM, LOC_DEALT};
 use crate::layout::Layout;
 use crate::position::Position;
 use crate::prover::Rules;
 
-use super::twin::swap;
+use super::twin::{foundations, swap};
 
 /// A map of keys that trades two cards.
 type Trade = fn(&Key, Card, Card) -> Key;
 
 /// The trades within the group of `key` (a position of it) that the module's argument allows.
 fn candidates(rules: &Rules, key: &Key) -> Vec<(Card, Card)> {
-    let mut found = [0u8; 4];
-    for c in 0..52u8 {
-        if loc_of(key, c) == LOC_HOME {
-            found[suit(c) as usize] += 1;
-        }
-    }
+    let found = foundations(key);
     let mut out = vec![];
     for (a, b) in [(0u8, 3u8), (1, 2)] {
         let (ha, hb) = (found[a as usize], found[b as usize]);
@@ -207,12 +202,6 @@ fn by_orbits(layout: &Layout, ncells: usize) -> OrbitSearch {
         .or_default()
         .insert(*p0.key());
     let mut out = OrbitSearch::default();
-    let home = |k: &Key, c: Card| {
-        let s = suit(c);
-        (0..13)
-            .take_while(|&r| loc_of(k, make(r, s)) == LOC_HOME)
-            .count() as u8
-    };
     while let Some((group, seeds)) = pending.pop_first() {
         let any = *seeds.iter().next().unwrap();
         let mut trades: Vec<_> = candidates(&rules, &any)
@@ -252,9 +241,9 @@ fn by_orbits(layout: &Layout, ncells: usize) -> OrbitSearch {
                     .map(|j| trades[j])
                     .collect();
                 for q in &leaving {
-                    let below = h
-                        .iter()
-                        .all(|&(x, y)| home(q, x) < rank(x) && home(q, y) < rank(y));
+                    let found = foundations(q);
+                    let below = |c: Card| found[suit(c) as usize] < rank(c);
+                    let below = h.iter().all(|&(x, y)| below(x) && below(y));
                     if below && *mask != 0 {
                         let image = h.iter().fold(*q, |k, &(x, y)| swap(&k, x, y));
                         assert!(own.contains(&image), "a mapped child that is not a child");

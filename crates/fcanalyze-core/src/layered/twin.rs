@@ -79,17 +79,23 @@ pub(super) fn swap(key: &Key, x: Card, y: Card) -> Key {
     k
 }
 
-/// The pairs of cards whose trade takes the group of `key` (a position of it) to a twin: the top card
-/// `x` of one foundation and the next card `y` of the other foundation of its colour, one rank apart
-/// in height, such that `y` is not on its dealt card, no card lies on its dealt card when that is `x`
-/// or `y`, and the cards that go home automatically in one group are the images of those in the other.
-fn trades(rules: &Rules, key: &Key) -> Vec<(Card, Card)> {
+/// The cards of each suit home in the position of `key` (each foundation's height).
+pub(super) fn foundations(key: &Key) -> [u8; 4] {
     let mut found = [0u8; 4];
     for c in 0..52u8 {
         if loc_of(key, c) == LOC_HOME {
             found[suit(c) as usize] += 1;
         }
     }
+    found
+}
+
+/// The pairs of cards whose trade takes the group of `key` (a position of it) to a twin: the top card
+/// `x` of one foundation and the next card `y` of the other foundation of its colour, one rank apart
+/// in height, such that `y` is not on its dealt card, no card lies on its dealt card when that is `x`
+/// or `y`, and the cards that go home automatically in one group are the images of those in the other.
+fn trades(rules: &Rules, key: &Key) -> Vec<(Card, Card)> {
+    let found = foundations(key);
     let mut out = Vec::new();
     for (a, b) in [(0u8, 3u8), (3, 0), (1, 2), (2, 1)] {
         if found[a as usize] != found[b as usize] + 1 {
