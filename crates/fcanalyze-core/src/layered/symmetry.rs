@@ -20,7 +20,7 @@ use crate::layout::Layout;
 use crate::position::Position;
 use crate::prover::Rules;
 
-use super::twin::{foundations, swap};
+use super::twin::{dealt_on_either, foundations, swap};
 
 /// A map of keys that trades two cards.
 type Trade = fn(&Key, Card, Card) -> Key;
@@ -39,10 +39,7 @@ fn candidates(rules: &Rules, key: &Key) -> Vec<(Card, Card)> {
             if loc_of(key, x) == LOC_DEALT || loc_of(key, y) == LOC_DEALT {
                 continue;
             }
-            let covered = (0..52u8).any(|c| {
-                loc_of(key, c) == LOC_DEALT && matches!(rules.dealt_on(c), d if d == x || d == y)
-            });
-            if !covered {
+            if !dealt_on_either(rules, key, x, y) {
                 out.push((x, y));
             }
         }

@@ -90,6 +90,12 @@ pub(super) fn foundations(key: &Key) -> [u8; 4] {
     found
 }
 
+/// Whether a card lies on its dealt card in the position of `key` when that card is `x` or `y`.
+pub(super) fn dealt_on_either(rules: &Rules, key: &Key, x: Card, y: Card) -> bool {
+    (0..52u8)
+        .any(|c| loc_of(key, c) == LOC_DEALT && matches!(rules.dealt_on(c), d if d == x || d == y))
+}
+
 /// The pairs of cards whose trade takes the group of `key` (a position of it) to a twin: the top card
 /// `x` of one foundation and the next card `y` of the other foundation of its colour, one rank apart
 /// in height, such that `y` is not on its dealt card, no card lies on its dealt card when that is `x`
@@ -106,10 +112,7 @@ fn trades(rules: &Rules, key: &Key) -> Vec<(Card, Card)> {
         if loc_of(key, y) == LOC_DEALT {
             continue;
         }
-        let on_them = (0..52u8).any(|c| {
-            loc_of(key, c) == LOC_DEALT && matches!(rules.dealt_on(c), d if d == x || d == y)
-        });
-        if on_them {
+        if dealt_on_either(rules, key, x, y) {
             continue;
         }
         let mut other = found;
