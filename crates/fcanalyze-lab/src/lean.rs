@@ -25,6 +25,7 @@ pub fn run(args: &[String]) {
             max_memory: mem,
             threads,
             max_set_len: std::env::var("SET_LEN").ok().map(|v| v.parse().unwrap()),
+            trades: std::env::var("TRADES").map_or(true, |v| v != "0"),
             ..Default::default()
         };
         let r = fccore::prove_layered(&layout, cells, limits, &config).unwrap();

@@ -12,6 +12,7 @@ use crate::layer::LAYERS;
 
 use super::code::CODE;
 use super::spill::{io_error, level_number, SpillDir};
+use super::trades::Trades;
 use super::Bounds;
 
 /// The first line of a checkpoint: its format.
@@ -45,6 +46,8 @@ pub(super) struct LevelState {
     pub(super) prev: Vec<(String, u64)>,
     /// Whether the search expands its follower's positions too (`layered::twin`).
     pub(super) twin: bool,
+    /// The trades of a search by orbits (`layered::trades`).
+    pub(super) trades: Option<Vec<(u8, u8)>>,
 }
 
 impl LevelState {
@@ -187,13 +190,16 @@ impl Checkpoint {
         }
         for g in &self.by_levels {
             t += &format!(
-                "levels {} {} {} {} {}{}\n",
+                "levels {} {} {} {} {}{}{}\n",
                 g.group,
                 sig_text(&g.sig),
                 g.total,
                 parts_text(&g.cur),
                 parts_text(&g.prev),
-                if g.twin { " twin" } else { "" }
+                if g.twin { " twin" } else { "" },
+                g.trades
+                    .as_ref()
+                    .map_or(String::new(), |t| format!(" trades {}", Trades::text(t)))
             );
         }
         t + "end\n"
@@ -280,11 +286,16 @@ impl Checkpoint {
                     let total = num(w.next())?;
                     let cur = parse_parts(w.next()?, w.next()?)?;
                     let prev = parse_parts(w.next()?, w.next()?)?;
-                    let twin = match w.next() {
-                        None => false,
-                        Some("twin") => true,
-                        Some(_) => return None,
-                    };
+                    let (mut twin, mut trades) = (false, None);
+                    while let Some(word) = w.next() {
+                        match word {
+                            "twin" if !twin => twin = true,
+                            "trades" if trades.is_none() => {
+                                trades = Some(Trades::parse(w.next()?)?)
+                            }
+                            _ => return None,
+                        }
+                    }
                     if cur.is_empty() {
                         return None;
                     }
@@ -295,6 +306,7 @@ impl Checkpoint {
                         cur,
                         prev,
                         twin,
+                        trades,
                     });
                 }
                 "end" => return (c.layer < LAYERS).then_some(c),

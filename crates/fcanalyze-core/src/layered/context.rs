@@ -57,6 +57,8 @@ pub(super) struct Cx<'a> {
     pub(super) max_memory: Option<usize>,
     pub(super) max_stack_bytes: usize,
     pub(super) max_set_len: usize,
+    /// Whether groups searched by levels are searched by orbits where trades keep their seeds.
+    pub(super) trades: bool,
     /// Codes a group searched by levels sorts in memory before it writes them as a run.
     pub(super) level_chunk: usize,
     /// The least time between two checkpoints within a layer after finished groups.
@@ -120,6 +122,7 @@ impl<'a> Cx<'a> {
             max_memory: self.max_memory,
             max_stack_bytes: self.max_stack_bytes,
             max_set_len: self.max_set_len,
+            trades: self.trades,
             level_chunk: self.level_chunk,
             save_every: self.save_every,
             start: self.start,

@@ -10,6 +10,7 @@ use super::code::{tag, untag, Frame};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::levels::search_by_levels;
 use super::table::Table;
+use super::trades::{candidates, Trades};
 use crate::prover::NO;
 
 /// Search the group of `first` (a seed), its other seeds given by `more`: depth first from each seed,
@@ -24,6 +25,9 @@ pub(super) fn search_group(
     more: &mut dyn FnMut() -> Result<Option<Key>>,
 ) -> Result<GroupEnd> {
     let frame = Frame::of(&first);
+    // A group whose cards could trade keeps all its seeds, and past [`ORBIT_SET_LEN`] positions looks
+    // whether trades keep them: then it goes over to levels, searched by orbits.
+    let mut trades = cx.trades && !candidates(cx.rules, &first).is_empty();
     let mut g = GroupSet {
         sig: signature(&first),
         table: Table::new(2 * frame.free.len() as u32),
@@ -34,6 +38,8 @@ pub(super) fn search_group(
         cursor: (0, 0),
         next: Some(first),
         taken: Vec::new(),
+        every_seed: trades,
+        drained: Vec::new(),
     };
     loop {
         let code = match g.next_code(cx, more)? {
@@ -45,8 +51,16 @@ pub(super) fn search_group(
             return Ok(end);
         }
         cx.expanded += 1;
+        if trades && g.table.len > ORBIT_SET_LEN.min(cx.max_set_len) {
+            trades = false;
+            if let Some(t) = g.trades_keep(cx, more)? {
+                let seeds = (g.seeds(), Some(t));
+                return search_by_levels(cx, (group, g.sig), &g.frame, seeds, more);
+            }
+        }
         if g.table.len > cx.max_set_len {
-            return search_by_levels(cx, (group, g.sig), &g.frame, g.taken, more);
+            let seeds = (g.seeds(), None);
+            return search_by_levels(cx, (group, g.sig), &g.frame, seeds, more);
         }
         if cx.expanded & 4095 == 0 {
             if g.table.len > cx.max_set_len / 4 && !lock_idle(cx.idle).is_empty() {
@@ -54,24 +68,32 @@ pub(super) fn search_group(
                 // share. With two threads, a group of G positions switched at S then costs S + G / 2
                 // instead of G: a loss for G under 2S (at most S / 2), a gain past it, and for a giant
                 // group (past the bound anyway) a gain of the bound's work less S.
+                let seeds = (g.seeds(), None);
                 drop(g.table);
                 drop(g.stack);
-                return search_by_levels(cx, (group, g.sig), &g.frame, g.taken, more);
+                return search_by_levels(cx, (group, g.sig), &g.frame, seeds, more);
             }
-            let held = (g.stack.capacity() + g.taken.capacity()) * std::mem::size_of::<u128>();
+            let codes = g.stack.capacity() + g.taken.capacity() + g.drained.capacity();
+            let held = codes * std::mem::size_of::<u128>();
             match cx.check(g.table.len, g.table.memory(), held) {
                 Check::Go => {}
                 Check::Out(b) => return Ok(GroupEnd::Out(b)),
                 Check::Stopped => return Ok(GroupEnd::Stopped),
                 Check::OverMemory => {
+                    let seeds = (g.seeds(), None);
                     drop(g.table);
                     drop(g.stack);
-                    return search_by_levels(cx, (group, g.sig), &g.frame, g.taken, more);
+                    return search_by_levels(cx, (group, g.sig), &g.frame, seeds, more);
                 }
             }
         }
     }
 }
+
+/// Positions of a group's set past which the group goes over to levels when trades of two of its cards
+/// keep its seeds ([`super::trades`]): on deal 8983 with 1 cell (two threads), 43.6 s at 8,192, 58.4 s
+/// at 2^18 and 62.0 s at 2^21 (without trades, 101 s).
+const ORBIT_SET_LEN: usize = 1 << 13;
 
 /// A group being searched in its set ([`search_group`]).
 struct GroupSet {
@@ -88,8 +110,12 @@ struct GroupSet {
     cursor: (usize, usize),
     /// The first seed, until taken.
     next: Option<Key>,
-    /// The seeds taken that were not in the set yet: with the rest, they reach the whole group.
+    /// The seeds taken that were not in the set yet (every seed taken with `every_seed`): with the
+    /// rest, they reach the whole group.
     taken: Vec<u128>,
+    every_seed: bool,
+    /// Seeds read ahead of the search ([`GroupSet::trades_keep`]), taken before the rest.
+    drained: Vec<u128>,
 }
 
 /// What [`GroupSet::next_code`] found.
@@ -113,16 +139,20 @@ impl GroupSet {
         if let Some(c) = self.stack.pop() {
             return Ok(Next::Code(c));
         }
-        if let Some(seed) = match self.next.take() {
-            Some(s) => Some(s),
-            None => more()?,
+        if let Some(seed) = match (self.next.take(), self.drained.pop()) {
+            (Some(s), _) => Some(s),
+            (None, Some(c)) => Some(self.frame.decode(c)),
+            (None, None) => more()?,
         } {
             debug_assert_eq!(signature(&seed), self.sig, "a seed of another group");
             let code = self.frame.encode(&seed);
-            if !self.table.insert(code, true) {
+            let new = self.table.insert(code, true);
+            if new || self.every_seed {
+                self.taken.push(code);
+            }
+            if !new {
                 return Ok(Next::Again);
             }
-            self.taken.push(code);
             if cx.rules.is_sorted(&seed) {
                 return Ok(Next::End(GroupEnd::Won {
                     target: seed,
@@ -146,6 +176,36 @@ impl GroupSet {
             });
         }
         Ok(Next::End(GroupEnd::Done(self.table.len)))
+    }
+
+    /// The group's seeds read to the end (within a chunk of a search by levels: none past it, the seeds
+    /// read so far taken before the rest), and the trades that keep them (all of them: every seed taken
+    /// is kept with `every_seed`).
+    fn trades_keep(
+        &mut self,
+        cx: &Cx,
+        more: &mut dyn FnMut() -> Result<Option<Key>>,
+    ) -> Result<Option<Trades>> {
+        while self.drained.len() < cx.level_chunk {
+            match more()? {
+                Some(seed) => self.drained.push(self.frame.encode(&seed)),
+                None => {
+                    let mut seeds: Vec<u128> =
+                        self.taken.iter().chain(&self.drained).copied().collect();
+                    seeds.sort_unstable();
+                    seeds.dedup();
+                    return Ok(Trades::keep(cx.rules, &self.frame, &seeds));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The seeds taken and read ahead: with the rest, they reach the whole group.
+    fn seeds(&mut self) -> Vec<u128> {
+        let mut seeds = std::mem::take(&mut self.taken);
+        seeds.append(&mut self.drained);
+        seeds
     }
 
     /// Expand the position of `code`: its children in the layer go to the set (and the stack while it

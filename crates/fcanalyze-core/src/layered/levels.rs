@@ -15,10 +15,15 @@ use super::code::{tag, untag, Frame, CODE};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::level::{sort_dedup, split_points, Level, Levels, Part, Sample};
 use super::seeds::{lock, SeedBuf};
+use super::trades::Trades;
 use super::twin::{seeds_match, Twin};
 use crate::error::Error;
 use crate::prover::NO;
 
+/// Tests: the codes expanded by groups searched by orbits, and the positions they counted, in the whole
+/// process.
+#[cfg(test)]
+pub(super) static BY_ORBITS: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
 /// Tests: the levels expanded and merged by more than one thread, in the whole process.
 #[cfg(test)]
 pub(super) static SHARED_LEVELS: std::sync::atomic::AtomicUsize =
@@ -42,7 +47,7 @@ pub(super) fn search_by_levels(
     cx: &mut Cx,
     (group, sig): (u64, [u64; 6]),
     frame: &Frame,
-    mut chunk: Vec<u128>,
+    (mut chunk, known): (Vec<u128>, Option<Trades>),
     more: &mut dyn FnMut() -> Result<Option<Key>>,
 ) -> Result<GroupEnd> {
     let levels = files_of(cx);
@@ -69,9 +74,19 @@ pub(super) fn search_by_levels(
     levels.remove(runs);
     chunk.clear();
     let cur = Level::of([first]);
-    // The group's follower is expanded along with it when its seeds are the images of the group's
-    // (read into memory in place of the chunk).
+    // A group whose seeds trades keep is searched by orbits, and its follower on its own: both then
+    // search a fraction of their positions, where the owner of a twin searches all of its own.
+    let (cur, trades) = match cx.trades {
+        true => with_trades(cx, frame, &levels, cur, (max_chunk, known))?,
+        false => (cur, None),
+    };
+    // Otherwise the group's follower is expanded along with it when its seeds are the images of the
+    // group's (read into memory in place of the chunk).
     let twin = match cx.twin.take() {
+        Some(t) if trades.is_some() => {
+            cx.twins.decide(&t, false);
+            None
+        }
         Some(t) => {
             chunk = Vec::new();
             let mut codes = cur.read_range(0, cur.len());
@@ -84,7 +99,38 @@ pub(super) fn search_by_levels(
         }
         None => None,
     };
-    by_levels(cx, group, sig, frame, levels, chunk, cur, none, 0, twin)
+    let searched = (twin, trades);
+    by_levels(cx, group, sig, frame, levels, chunk, cur, none, 0, searched)
+}
+
+/// The trades of the group of `frame` that keep its seeds (`cur`, its first level; `known` when found
+/// already) and the first level cut to the canonical positions of their orbits ([`Trades`]), or the
+/// level as it was when no trade keeps them, or when they do not fit in a chunk.
+fn with_trades(
+    cx: &Cx,
+    frame: &Frame,
+    levels: &Levels,
+    cur: Level,
+    (max_chunk, known): (usize, Option<Trades>),
+) -> Result<(Level, Option<Trades>)> {
+    if cur.len() > max_chunk {
+        return Ok((cur, None));
+    }
+    let mut seeds = Vec::with_capacity(cur.len());
+    {
+        let mut read = cur.read_range(0, cur.len());
+        while let Some(t) = read.next_code()? {
+            seeds.push(untag(t).0);
+        }
+    }
+    let Some(trades) = known.or_else(|| Trades::keep(cx.rules, frame, &seeds)) else {
+        return Ok((cur, None));
+    };
+    seeds.retain(|&c| trades.canonical(c).0 == c);
+    let mut chunk: Vec<u128> = seeds.into_iter().map(|c| tag(c, NO)).collect();
+    let part = levels.write_run(&mut chunk, &mut Vec::new())?;
+    levels.remove(cur.parts);
+    Ok((Level::of([part]), Some(trades)))
 }
 
 /// The search by levels of a group from `state` (saved in a checkpoint within its layer), the group's
@@ -106,6 +152,14 @@ pub(super) fn resume_by_levels(
     let (cur, prev) = (level(state.cur), level(state.prev));
     *levels.disk.get_mut() = ((cur.len() + prev.len()) * CODE) as u64;
     let total = state.total as usize;
+    let trades = match state.trades.map(|pairs| Trades::of_saved(frame, pairs)) {
+        Some(None) => {
+            return Err(Error::Io(
+                "a layered checkpoint lists trades of cards its group does not hold free".into(),
+            ))
+        }
+        t => t.flatten(),
+    };
     let twin = match (state.twin, cx.twin.take()) {
         (false, t) => {
             // Its follower is searched on its own.
@@ -134,7 +188,7 @@ pub(super) fn resume_by_levels(
         cur,
         prev,
         total,
-        twin,
+        (twin, trades),
     )
 }
 
@@ -153,7 +207,8 @@ fn files_of(cx: &Cx) -> Levels {
 /// The levels of group `group` (signature `sig`) from `cur`, `prev` the level before it and `total` the
 /// positions of the levels before `cur` ([`search_by_levels`]), each level with the threads idle at its
 /// start, and the positions of its follower `twin` expanded along with its own (counted in
-/// [`Cx::replayed`] at the end). In a resumable search, the end of each level saves a checkpoint that
+/// [`Cx::replayed`] at the end), or with `trades`, one position of each orbit held and the orbits
+/// counted by their sizes ([`Trades`]). In a resumable search, the end of each level saves a checkpoint that
 /// lists the two levels the next one starts from (their parts), and the end of the group one that lists
 /// it finished (and its follower).
 #[allow(clippy::too_many_arguments)]
@@ -167,10 +222,9 @@ pub(super) fn by_levels(
     mut cur: Level,
     mut prev: Level,
     mut total: usize,
-    twin: Option<Twin>,
+    (twin, trades): (Option<Twin>, Option<Trades>),
 ) -> Result<GroupEnd> {
     while cur.len() > 0 {
-        total += cur.len();
         let mut crew = std::mem::take(&mut *lock_idle(cx.idle));
         let step = level(
             cx,
@@ -179,10 +233,13 @@ pub(super) fn by_levels(
             &levels,
             &mut chunk,
             (&cur, &prev),
-            (total, twin.as_ref()),
+            (total, twin.as_ref(), trades.as_ref()),
         );
         let next = match step {
-            Ok(Ok(next)) => next,
+            Ok(Ok((next, counted))) => {
+                total += counted;
+                next
+            }
             Ok(Err(end)) => {
                 lock_idle(cx.idle).append(&mut crew);
                 return Ok(end);
@@ -221,6 +278,7 @@ pub(super) fn by_levels(
                     cur: names(&cur),
                     prev: names(&prev),
                     twin: twin.is_some(),
+                    trades: trades.as_ref().map(|t| t.pairs.clone()),
                 });
             } else {
                 s.finished.push(Finished {
@@ -252,20 +310,22 @@ pub(super) fn by_levels(
 }
 
 /// What a thread's share of a level gave: its sorted runs on disk, its last chunk sorted in memory, the
-/// samples of both, and the group's end if it came.
+/// samples of both, the positions it expanded (with trades, the orbits' sizes), and the group's end if
+/// it came.
 struct Share {
     runs: Vec<Part>,
     chunk: Vec<u128>,
     samples: Vec<Sample>,
+    positions: usize,
     end: Option<GroupEnd>,
 }
 
-/// Level `cur` (`prev` the one before, `total` the positions up to `cur`'s end, `twin` the follower
-/// expanded along) expanded and merged
-/// into the next level by `cx`'s thread and the idle threads of `crew` (each with its seed buffers):
-/// each expands an equal share of `cur`'s codes, then the codes reached are split into as many ranges
-/// (from samples of the runs) and each thread merges one into a part. The next level, or the group's
-/// end.
+/// Level `cur` (`prev` the one before, `total` the positions before `cur`, `twin` the follower
+/// expanded along, `trades` those of a search by orbits) expanded and merged into the next level by
+/// `cx`'s thread and the idle threads of `crew` (each with its seed buffers): each expands an equal
+/// share of `cur`'s codes, then the codes reached are split into as many ranges (from samples of the
+/// runs) and each thread merges one into a part. The next level and the positions of `cur`, or the
+/// group's end.
 fn level(
     cx: &mut Cx,
     crew: &mut [(usize, SeedBuf)],
@@ -273,8 +333,8 @@ fn level(
     levels: &Levels,
     chunk: &mut Vec<u128>,
     (cur, prev): (&Level, &Level),
-    (total, twin): (usize, Option<&Twin>),
-) -> Result<std::result::Result<Level, GroupEnd>> {
+    searched: (usize, Option<&Twin>, Option<&Trades>),
+) -> Result<std::result::Result<(Level, usize), GroupEnd>> {
     let n = 1 + crew.len();
     #[cfg(test)]
     if n > 1 {
@@ -293,10 +353,10 @@ fn level(
             .enumerate()
             .map(|(i, h)| {
                 let r = range(i + 1);
-                scope.spawn(move || expand(h, frame, levels, cur, r, (total, twin), Vec::new()))
+                scope.spawn(move || expand(h, frame, levels, cur, r, searched, Vec::new()))
             })
             .collect();
-        let mine = expand(cx, frame, levels, cur, range(0), (total, twin), mine);
+        let mine = expand(cx, frame, levels, cur, range(0), searched, mine);
         let theirs: Vec<_> = running
             .into_iter()
             .map(|h| h.join().expect("a thread of the layered proof panicked"))
@@ -368,21 +428,21 @@ fn level(
     *chunk = std::mem::take(&mut shares[0].chunk);
     chunk.clear();
     let next = Level::of(merged.into_iter().collect::<Result<Vec<_>>>()?);
-    Ok(Ok(next))
+    Ok(Ok((next, shares.iter().map(|s| s.positions).sum())))
 }
 
-/// Codes `from..to` of `cur` expanded by `cx`'s thread (`total` the group's positions up to `cur`'s
-/// end): the children in the layer coded into `chunk`, written as sorted runs when it is full, the
-/// others to the thread's seeds of their layers. With a follower `twin`, each code's image in it is
-/// expanded too, for its children in later layers only (those in the layer are the images of the
-/// code's own).
+/// Codes `from..to` of `cur` expanded by `cx`'s thread (`total` the group's positions before `cur`):
+/// the children in the layer coded into `chunk`, written as sorted runs when it is full, the others to
+/// the thread's seeds of their layers. With a follower `twin`, each code's image in it is expanded too,
+/// for its children in later layers only (those in the layer are the images of the code's own). With
+/// `trades`, each code is the canonical position of an orbit ([`expand_orbit`]).
 fn expand(
     cx: &mut Cx,
     frame: &Frame,
     levels: &Levels,
     cur: &Level,
     (from, to): (usize, usize),
-    (total, twin): (usize, Option<&Twin>),
+    (total, twin, trades): (usize, Option<&Twin>, Option<&Trades>),
     mut chunk: Vec<u128>,
 ) -> Result<Share> {
     let max_chunk = cx.level_chunk.max(1);
@@ -390,28 +450,56 @@ fn expand(
         runs: Vec::new(),
         chunk: Vec::new(),
         samples: Vec::new(),
+        positions: 0,
         end: None,
     };
     let mut read = cur.read_range(from, to);
     let mut left = to - from;
-    let mut counted = 0u64;
+    let mut counted = 0usize;
+    let (mut orbit, mut leaving) = (Vec::new(), Vec::new());
     share.end = loop {
         let Some(tagged) = read.next_code()? else {
             break None;
         };
         left -= 1;
+        // The group's positions so far, as far as this thread knows: the level's codes, and the
+        // orbits counted past them.
+        let seen = total + cur.len() + (share.positions - counted);
         let (code, moved) = untag(tagged);
         let key = frame.decode(code);
-        let kept = expand_one(cx, &key, moved, total, |k, m| {
-            push_code(&mut chunk, tag(frame.encode(k), m), max_chunk)
-        })?;
+        let kept = match trades {
+            None => {
+                share.positions += 1;
+                let within = |k: &Key, m| push_code(&mut chunk, tag(frame.encode(k), m), max_chunk);
+                expand_one(cx, &key, moved, seen, within, |_| {})?
+            }
+            Some(t) => {
+                let scratch = (&mut orbit, &mut leaving);
+                let e = expand_orbit(cx, frame, t, (&key, code, moved), seen, &mut chunk, scratch)?;
+                match e {
+                    Ok(size) => {
+                        #[cfg(test)]
+                        {
+                            BY_ORBITS[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            BY_ORBITS[1]
+                                .fetch_add(size as u64, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        share.positions += size;
+                        cx.expanded += size as u64 - 1;
+                        None
+                    }
+                    Err(end) => Some(end),
+                }
+            }
+        };
         if let Some(end) = kept {
             break Some(end);
         }
         if let Some(t) = twin {
             // The children within the layer are the images of the code's own.
             let image = t.map_key(&key);
-            if let Some(end) = expand_one(cx, &image, t.map_card(moved), total, |_, _| {})? {
+            let moved = t.map_card(moved);
+            if let Some(end) = expand_one(cx, &image, moved, seen, |_, _| {}, |_| {})? {
                 break Some(end);
             }
             cx.expanded += 1;
@@ -430,7 +518,7 @@ fn expand(
             let disk = lock(cx.spill).disk;
             cx.res.peak_disk = cx.res.peak_disk.max(disk + levels.disk());
             let held = chunk.capacity() * std::mem::size_of::<u128>();
-            match cx.check(total, held, 0) {
+            match cx.check(seen, held, 0) {
                 Check::Go => {}
                 Check::OverMemory => break Some(GroupEnd::Out(Budget::Positions)),
                 Check::Out(b) => break Some(GroupEnd::Out(b)),
@@ -445,9 +533,59 @@ fn expand(
     Ok(share)
 }
 
+/// The orbit of `code` under `trades` expanded, `code` its canonical position (the position of `key`,
+/// leaving the run `moved` unmoved; `total` the group's positions so far): the position's children
+/// within the group coded at their canonical positions into `chunk`, its children in later layers to
+/// `cx`'s seeds, and from every other position of the orbit the images of those children. When one of
+/// them is not known to be the image of its own ([`Trades::blocked`]), that position is expanded
+/// itself, for its children in later layers. The orbit's size, or the group's end when a position is
+/// sorted or a child is won. `scratch` holds the orbit and the children that leave.
+fn expand_orbit(
+    cx: &mut Cx,
+    frame: &Frame,
+    trades: &Trades,
+    (key, code, moved): (&Key, u128, u8),
+    total: usize,
+    chunk: &mut Vec<u128>,
+    (orbit, leaving): (&mut Vec<(u128, u32)>, &mut Vec<Key>),
+) -> Result<std::result::Result<usize, GroupEnd>> {
+    let max_chunk = cx.level_chunk.max(1);
+    leaving.clear();
+    let within = |k: &Key, m| {
+        let (c, mask) = trades.canonical(frame.encode(k));
+        push_code(chunk, tag(c, trades.map_card(m, mask)), max_chunk)
+    };
+    if let Some(end) = expand_one(cx, key, moved, total, within, |k| leaving.push(*k))? {
+        return Ok(Err(end));
+    }
+    trades.orbit(code, orbit);
+    if leaving.is_empty() {
+        // Nor do the other positions of the orbit have children in later layers.
+        return Ok(Ok(orbit.len()));
+    }
+    let blocked = leaving.iter().fold(0, |b, k| b | trades.blocked(k));
+    for &(image, mask) in &orbit[1..] {
+        let member = frame.decode(image);
+        debug_assert_eq!(member, trades.map_key(key, mask));
+        if mask & blocked != 0 {
+            let moved = trades.map_card(moved, mask);
+            if let Some(end) = expand_one(cx, &member, moved, total, |_, _| {}, |_| {})? {
+                return Ok(Err(end));
+            }
+            continue;
+        }
+        for k in leaving.iter() {
+            let child = trades.map_key(k, mask);
+            cx.seeds
+                .push(progress(&child), &child, Some(&member), cx.spill)?;
+        }
+    }
+    Ok(Ok(orbit.len()))
+}
+
 /// Expand the position of `key` (searched by levels, leaving the run `moved` unmoved): its children
-/// in later layers go to `cx`'s seeds, those in the layer to `within` with the run each may leave
-/// unmoved. The group's end when the position is sorted or a child is won.
+/// in later layers go to `cx`'s seeds (and to `left`), those in the layer to `within` with the run
+/// each may leave unmoved. The group's end when the position is sorted or a child is won.
 #[inline(always)]
 fn expand_one(
     cx: &mut Cx,
@@ -455,6 +593,7 @@ fn expand_one(
     moved: u8,
     total: usize,
     mut within: impl FnMut(&Key, u8),
+    mut left: impl FnMut(&Key),
 ) -> Result<Option<GroupEnd>> {
     if cx.rules.is_sorted(key) {
         return Ok(Some(GroupEnd::Won {
@@ -477,6 +616,7 @@ fn expand_one(
         let l = progress(k);
         if l > cx.layer {
             cx.seeds.push(l, k, Some(key), cx.spill)?;
+            left(k);
         } else {
             within(k, m);
         }

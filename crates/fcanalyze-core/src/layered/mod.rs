@@ -70,6 +70,7 @@ mod symmetry;
 mod table;
 #[cfg(test)]
 mod tests;
+mod trades;
 mod twin;
 
 use std::path::{Path, PathBuf};
@@ -196,6 +197,10 @@ pub struct LayeredConfig {
     /// Positions of a group's set past which the group is searched by levels; `None`: 2^21. For
     /// measurements and tests of the levels: it changes no count.
     pub max_set_len: Option<usize>,
+    /// Whether a group searched by levels whose seeds trades of two cards keep holds one position of
+    /// each orbit of the trades (docs/reductions.md, "Trades within a group"): the count and the
+    /// positions sent to later layers are the same either way.
+    pub trades: bool,
     /// A directory of the search's own, which makes it resumable: at the start of every layer it
     /// saves a checkpoint there, and a search of the same start position, cells and memory started
     /// with the same directory goes on from the last checkpoint instead of the start (after its
@@ -211,6 +216,7 @@ impl Default for LayeredConfig {
             flush_keys: None,
             threads: 1,
             max_set_len: None,
+            trades: true,
             checkpoint_dir: None,
         }
     }
@@ -229,6 +235,7 @@ pub fn prove_layered(
     let bounds = Bounds {
         threads: config.threads,
         max_set_len: config.max_set_len.unwrap_or(MAX_SET_LEN),
+        trades: config.trades,
         ..bounds(max_memory)
     };
     let dir = config.checkpoint_dir.as_deref();
@@ -257,6 +264,7 @@ fn bounds(max_memory: Option<usize>) -> Bounds {
         max_stack_bytes: max_memory.map_or(usize::MAX, |m| m / 16),
         // A group's set goes over to levels past MAX_SET_LEN positions, or when the memory runs out.
         max_set_len: MAX_SET_LEN,
+        trades: true,
         // A group searched by levels sorts chunks of a quarter of it (64 Mi codes, 1 GiB, without).
         level_chunk: max_memory.map_or(1 << 26, |m| (m / 4 / CODE).max(1 << 16)),
         min_free_disk: MIN_FREE_DISK,
@@ -277,6 +285,8 @@ struct Bounds {
     /// ([`search_by_levels`]), as when the memory runs out (tests set it low; it does not change the
     /// count).
     max_set_len: usize,
+    /// Whether groups searched by levels are searched by orbits where trades keep their seeds.
+    trades: bool,
     /// Codes a group searched by levels sorts in memory before it writes them as a run.
     level_chunk: usize,
     /// Free disk space the spill files must leave ([`Budget::Disk`]).

@@ -358,6 +358,7 @@ impl Proof {
                 max_memory: max_memory.map(|m| m / threads),
                 max_stack_bytes: bounds.max_stack_bytes / threads,
                 max_set_len: bounds.max_set_len,
+                trades: bounds.trades,
                 level_chunk: bounds.level_chunk / threads,
                 save_every: std::time::Duration::from_millis(bounds.save_every_ms),
                 start,

@@ -14,38 +14,17 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::autoplay::Autoplay;
-use crate::card::{make, rank, suit, Card};
-use crate::key::{loc_of, set_loc, signature, Key, LOC_BOTTOM, LOC_DEALT};
+use crate::card::{rank, Card};
+use crate::key::{loc_of, set_loc, signature, Key, LOC_BOTTOM};
 use crate::layout::Layout;
 use crate::position::Position;
 use crate::prover::Rules;
 
-use super::twin::{dealt_on_either, foundations, swap};
+use super::trades::{alike, candidates};
+use super::twin::{foundations, swap};
 
 /// A map of keys that trades two cards.
 type Trade = fn(&Key, Card, Card) -> Key;
-
-/// The trades within the group of `key` (a position of it) that the module's argument allows.
-fn candidates(rules: &Rules, key: &Key) -> Vec<(Card, Card)> {
-    let found = foundations(key);
-    let mut out = vec![];
-    for (a, b) in [(0u8, 3u8), (1, 2)] {
-        let (ha, hb) = (found[a as usize], found[b as usize]);
-        for r in ha.max(hb)..13 {
-            if r == ha.max(hb) && ha != hb {
-                continue;
-            }
-            let (x, y) = (make(r, a), make(r, b));
-            if loc_of(key, x) == LOC_DEALT || loc_of(key, y) == LOC_DEALT {
-                continue;
-            }
-            if !dealt_on_either(rules, key, x, y) {
-                out.push((x, y));
-            }
-        }
-    }
-    out
-}
 
 /// One position of the orbit of `key` under `trades` (commuting, each its own inverse), the same for
 /// every position of the orbit, without listing the orbit: the trades are taken from the kings down
@@ -206,6 +185,7 @@ fn by_orbits(layout: &Layout, ncells: usize) -> OrbitSearch {
             .filter(|&(x, y)| seeds.iter().all(|s| seeds.contains(&swap(s, x, y))))
             .collect();
         trades.sort_by_key(|t| std::cmp::Reverse(rank(t.0)));
+        let group_found = foundations(&any);
         let mut reps: HashSet<Key> = seeds.iter().map(|s| canonical(s, &trades)).collect();
         let mut queue: Vec<Key> = reps.iter().copied().collect();
         while let Some(r) = queue.pop() {
@@ -239,8 +219,7 @@ fn by_orbits(layout: &Layout, ncells: usize) -> OrbitSearch {
                     .collect();
                 for q in &leaving {
                     let found = foundations(q);
-                    let below = |c: Card| found[suit(c) as usize] < rank(c);
-                    let below = h.iter().all(|&(x, y)| below(x) && below(y));
+                    let below = h.iter().all(|&(x, y)| alike(&group_found, &found, x, y));
                     if below && *mask != 0 {
                         let image = h.iter().fold(*q, |k, &(x, y)| swap(&k, x, y));
                         assert!(own.contains(&image), "a mapped child that is not a child");

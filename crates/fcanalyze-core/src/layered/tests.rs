@@ -5,7 +5,7 @@ use crate::prover::Rules;
 
 use super::code::{tag, untag, untagged, Frame, LEAN};
 use super::level::split_points;
-use super::levels::{SHARED_LEVELS, TWINS_REPLAYED};
+use super::levels::{BY_ORBITS, SHARED_LEVELS, TWINS_REPLAYED};
 use super::spill::{remove_orphans, SpillDir};
 use super::table::Table;
 use crate::prover::NO;
@@ -15,6 +15,7 @@ fn kept(max_kept: u64) -> Bounds {
         max_kept,
         max_stack_bytes: usize::MAX,
         max_set_len: usize::MAX,
+        trades: true,
         level_chunk: 1 << 20,
         min_free_disk: 0,
         threads: 1,
@@ -229,6 +230,7 @@ fn a_bounded_stack_counts_the_same() {
         max_kept: u64::MAX,
         max_stack_bytes: 1,
         max_set_len: usize::MAX,
+        trades: true,
         level_chunk: 1 << 20,
         min_free_disk: 0,
         threads: 1,
@@ -270,6 +272,7 @@ fn groups_searched_by_levels_count_the_same() {
             max_kept: u64::MAX,
             max_stack_bytes: usize::MAX,
             max_set_len: 50,
+            trades: true,
             level_chunk: 1000,
             min_free_disk: 0,
             threads,
@@ -294,6 +297,62 @@ fn groups_searched_by_levels_count_the_same() {
     }
 }
 
+/// Groups searched by the orbits of their trades (docs/reductions.md, "Trades within a group") count
+/// every position: deals whose groups have trades, under both rules of automatic moves, with one
+/// thread or two, give the count of the search that holds every group in its set, and the same
+/// without trades, while the groups by orbits hold fewer codes than the positions they count.
+#[test]
+fn groups_searched_by_orbits_count_the_same() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    for autoplay in [
+        crate::autoplay::Autoplay::Safe,
+        crate::autoplay::Autoplay::Max,
+    ] {
+        for (deal, k) in [(11982, 4), (11982, 3), (9544, 2), (200, 1)] {
+            let layout = Layout::deal(deal).unwrap().with_autoplay(autoplay);
+            let whole = search(&layout, k, limits, None, 5000, kept(u64::MAX), None).unwrap();
+            let what = format!("deal {deal} with {k} cells, {autoplay:?}");
+            assert_eq!(whole.outcome, LayeredOutcome::Unsolvable, "{what}");
+            for threads in [1, 2] {
+                let levels = Bounds {
+                    max_set_len: 50,
+                    level_chunk: 1000,
+                    threads,
+                    save_every_ms: 0,
+                    ..kept(u64::MAX)
+                };
+                let before = BY_ORBITS.each_ref().map(|c| c.load(Relaxed));
+                let r = search(&layout, k, limits, None, 5000, levels, None).unwrap();
+                let after = BY_ORBITS.each_ref().map(|c| c.load(Relaxed));
+                assert_eq!(
+                    (r.outcome, r.positions),
+                    (whole.outcome, whole.positions),
+                    "{what}"
+                );
+                let (codes, positions) = (after[0] - before[0], after[1] - before[1]);
+                assert!(
+                    codes > 0 && codes < positions,
+                    "{what}: {codes} codes, {positions}"
+                );
+                let plain = Bounds {
+                    trades: false,
+                    ..levels
+                };
+                let r = search(&layout, k, limits, None, 5000, plain, None).unwrap();
+                assert_eq!(
+                    (r.outcome, r.positions),
+                    (whole.outcome, whole.positions),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
 /// Deal 9544 with 2 cells has twin groups (docs/reductions.md): searched by levels, each owner's search
 /// expands its follower too, under either rule of automatic moves, with one thread or two, and killed
 /// within its layers and resumed: the count of the search that holds every group in its set.
@@ -315,8 +374,10 @@ fn twin_groups_count_the_same() {
             assert_eq!(whole.positions, 106_594);
         }
         for threads in [1, 2] {
+            // Without trades, which a group takes before its twin.
             let levels = Bounds {
                 max_set_len: 50,
+                trades: false,
                 level_chunk: 1000,
                 threads,
                 save_every_ms: 0,
@@ -375,8 +436,10 @@ fn lines_forgotten_within_a_layer_of_twins_count_the_same() {
         max_millis: None,
     };
     let deal = Layout::deal(9544).unwrap();
+    // Without trades, which a group takes before its twin.
     let levels = Bounds {
         max_set_len: 50,
+        trades: false,
         level_chunk: 1000,
         ..kept(u64::MAX)
     };
@@ -415,6 +478,7 @@ fn threads_changed_between_layers_count_the_same() {
     let flush = 1 << 20;
     let levels = Bounds {
         max_set_len: 50,
+        trades: true,
         level_chunk: 1000,
         ..kept(u64::MAX)
     };
@@ -708,13 +772,14 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
         max_kept: u64::MAX,
         max_stack_bytes: usize::MAX,
         max_set_len: 300,
+        trades: true,
         level_chunk: 1000,
         min_free_disk: 0,
         threads: 1,
         save_every_ms: 30,
     };
     let late = late_position();
-    let mut in_parts = false;
+    let (mut in_parts, mut with_trades) = (false, false);
     for (layout, k) in [(Layout::deal(11982).unwrap(), 4), (late, 0)] {
         let whole = search(&layout, k, limits, None, 5000, levels, None).unwrap();
         for every in [1, 3] {
@@ -737,6 +802,7 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
                         listed[1] |= !c.by_levels.is_empty();
                         // A level in parts, merged by two threads.
                         in_parts |= c.by_levels.iter().any(|g| g.cur.len() > 1);
+                        with_trades |= c.by_levels.iter().any(|g| g.trades.is_some());
                         for g in &c.by_levels {
                             for (name, len) in g.files() {
                                 let bytes = std::fs::metadata(dir.join(name)).unwrap().len();
@@ -762,6 +828,10 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
         }
     }
     assert!(in_parts, "no checkpoint listed a level in parts");
+    assert!(
+        with_trades,
+        "no checkpoint listed a group searched by orbits"
+    );
 }
 
 /// Once the lines are forgotten (the files kept for them would pass their budget), the seeds are

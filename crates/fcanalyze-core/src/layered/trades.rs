@@ -1,0 +1,388 @@
+//! Trades within a group (docs/reductions.md, "Trades within a group"): a group searched by levels
+//! holds one position of each orbit of its trades, and counts each orbit by its size.
+//!
+//! Within a group no card goes home and no dealt card moves. Take two cards `x`, `y` of one rank and
+//! colour, both free (in play, off their dealt cards, no card lying on its dealt card when that card
+//! is `x` or `y`), neither of which can go home from the group (their rank is above both foundations'
+//! next cards, or both are their foundations' next cards with the foundations equally high). The
+//! trade that gives each the other's place, and the cards one rank lower of the other colour each
+//! other's parent ([`super::twin::swap`]), takes every move within the group to a move within the
+//! group. So when it takes the group's seeds onto its seeds, it takes the group's positions onto its
+//! positions ([`Trades::keep`] checks the seeds).
+//!
+//! The trades a group keeps commute and are each their own inverse. Its search by levels holds the
+//! canonical position of each orbit ([`Trades::canonical`]): the positions within the group one move
+//! from an orbit are the orbits one move from its canonical position, because the other positions'
+//! moves are the images of that position's. A member's children in later layers are the images of
+//! the canonical position's children as long as both foundations of each trade's cards stay below
+//! their rank in the child (the automatic moves then treat both alike, [`Trades::blocked`]); when a
+//! child leaves that bound, the member is expanded itself. So the count and the seeds sent to later
+//! layers are those of the search of every position.
+
+use crate::card::{make, opposite_suits, rank, suit, Card};
+use crate::key::{loc_of, Key, LOC_DEALT};
+use crate::prover::{Rules, NO};
+
+use super::code::Frame;
+use super::twin::{dealt_on_either, foundations, swap};
+
+/// Most trades a group keeps (those of the highest ranks): an orbit holds at most 2^12 positions.
+const MAX_TRADES: usize = 12;
+
+/// No place in a code: the card is not free in the group.
+const NONE: u32 = u32::MAX;
+
+/// Where a trade's cards lie in a code: the bit offsets of `x`'s and `y`'s places, and of the places
+/// of the two cards one rank lower of the other colour ([`NONE`] when not free).
+#[derive(Clone, Copy, Debug)]
+struct Bits {
+    x: u32,
+    y: u32,
+    lower: [u32; 2],
+}
+
+/// The trades a group keeps, from the kings down, and their places in the group's codes.
+#[derive(Clone, Debug)]
+pub(super) struct Trades {
+    pub(super) pairs: Vec<(Card, Card)>,
+    bits: Vec<Bits>,
+    /// The group's foundations.
+    found: [u8; 4],
+}
+
+/// The trades within the group of `key` (a position of it) that the module's argument allows.
+pub(super) fn candidates(rules: &Rules, key: &Key) -> Vec<(Card, Card)> {
+    let found = foundations(key);
+    let mut out = vec![];
+    for (a, b) in [(0u8, 3u8), (1, 2)] {
+        let (ha, hb) = (found[a as usize], found[b as usize]);
+        for r in ha.max(hb)..13 {
+            if r == ha.max(hb) && ha != hb {
+                continue;
+            }
+            let (x, y) = (make(r, a), make(r, b));
+            if loc_of(key, x) == LOC_DEALT || loc_of(key, y) == LOC_DEALT {
+                continue;
+            }
+            if !dealt_on_either(rules, key, x, y) {
+                out.push((x, y));
+            }
+        }
+    }
+    out
+}
+
+/// Whether the automatic moves after a move from a position of a group (foundations `group`) to a
+/// child (foundations `child`) treated `x` and `y` alike, so that the image of the child under their
+/// trade is the child of the image. Until one of the two cards can go home, every step of the
+/// automatic moves depends only on the foundations' heights and on which cards are exposed, which the
+/// trade keeps. So it holds when both foundations stay below the cards' rank. When both cards were
+/// already their foundations' next cards (equally high), it holds as long as neither went home: the
+/// two foundations stay equal, and a step that could send one home could send the other in the image.
+/// Once a foundation reaches the rank from below, or a card goes home, the two sides may part.
+pub(super) fn alike(group: &[u8; 4], child: &[u8; 4], x: Card, y: Card) -> bool {
+    let (r, a, b) = (rank(x), suit(x) as usize, suit(y) as usize);
+    if group[a] == r && group[b] == r {
+        child[a] == r && child[b] == r
+    } else {
+        child[a] < r && child[b] < r
+    }
+}
+
+impl Trades {
+    /// The trades `pairs` of a checkpoint, `None` unless each trades two cards of one rank and colour
+    /// free in `frame`'s group.
+    pub(super) fn of_saved(frame: &Frame, pairs: Vec<(Card, Card)>) -> Option<Trades> {
+        let fits = |&(x, y): &(Card, Card)| {
+            let free = |c| frame.free.contains(&c);
+            let colour = |c| opposite_suits(suit(c));
+            free(x) && free(y) && x != y && rank(x) == rank(y) && colour(x) == colour(y)
+        };
+        pairs.iter().all(fits).then(|| Trades::new(frame, pairs))
+    }
+
+    /// The trades `pairs` (cards free in `frame`'s group), taken from the kings down.
+    pub(super) fn new(frame: &Frame, mut pairs: Vec<(Card, Card)>) -> Trades {
+        pairs.sort_by_key(|p| std::cmp::Reverse(rank(p.0)));
+        let at = |c: Card| {
+            frame
+                .free
+                .iter()
+                .position(|&f| f == c)
+                .map_or(NONE, |i| 2 * i as u32)
+        };
+        let bits = pairs
+            .iter()
+            .map(|&(x, y)| {
+                let (a, b) = opposite_suits(suit(x));
+                let lower = match rank(x) {
+                    0 => [NONE; 2],
+                    r => [at(make(r - 1, a)), at(make(r - 1, b))],
+                };
+                let bits = Bits {
+                    x: at(x),
+                    y: at(y),
+                    lower,
+                };
+                assert!(
+                    bits.x != NONE && bits.y != NONE,
+                    "a trade of cards not free"
+                );
+                bits
+            })
+            .collect();
+        Trades {
+            pairs,
+            bits,
+            found: foundations(&frame.decode(0)),
+        }
+    }
+
+    /// The trades of the group of `frame` whose images of its seeds `seeds` (codes, sorted, each once) are seeds,
+    /// the [`MAX_TRADES`] highest of them; `None` when none is.
+    pub(super) fn keep(rules: &Rules, frame: &Frame, seeds: &[u128]) -> Option<Trades> {
+        let first = seeds.first()?;
+        let all = Trades::new(frame, candidates(rules, &frame.decode(*first)));
+        // A trade that fails mostly fails on a few seeds spread over the set: those first; then the
+        // images of all, sorted, against the seeds (faster than a search for each).
+        let step = (seeds.len() / 256).max(1);
+        let mut images = Vec::new();
+        let kept: Vec<(Card, Card)> = (0..all.pairs.len())
+            .filter(|&j| {
+                let kept = |c: &u128| seeds.binary_search(&all.apply(*c, j)).is_ok();
+                if !seeds.iter().step_by(step).all(kept) {
+                    return false;
+                }
+                images.clear();
+                images.extend(seeds.iter().map(|&c| all.apply(c, j)));
+                images.sort_unstable();
+                images == seeds
+            })
+            .map(|j| all.pairs[j])
+            .take(MAX_TRADES)
+            .collect();
+        (!kept.is_empty()).then(|| Trades::new(frame, kept))
+    }
+
+    /// `code` with trade `j` made.
+    #[inline(always)]
+    fn apply(&self, code: u128, j: usize) -> u128 {
+        let b = self.bits[j];
+        let (fx, fy) = ((code >> b.x) & 3, (code >> b.y) & 3);
+        let mut c = code & !(3 << b.x | 3 << b.y) | fx << b.y | fy << b.x;
+        for l in b.lower {
+            if l != NONE {
+                // A card on a parent (places 2 and 3) takes the other parent.
+                c ^= ((c >> (l + 1)) & 1) << l;
+            }
+        }
+        c
+    }
+
+    /// The canonical position of the orbit of `code` (the same for every position of the orbit) and
+    /// the trades that lead to it (a mask): the trades are taken from the kings down. A trade at rank
+    /// r moves only its two cards and the parents of the cards of rank r - 1, so once the higher ranks
+    /// are settled, x and y lie where they lie in every position of the orbit that agrees above, or
+    /// each where the other lies: the trade is made when it puts x on the lower place. When both lie
+    /// in cells, nothing lies on them and the trade changes nothing. When both lie at the bottom of
+    /// columns it changes only the parents of the cards on them: both ways are followed down, and the
+    /// least code taken.
+    #[inline]
+    pub(super) fn canonical(&self, code: u128) -> (u128, u32) {
+        self.canonical_from(code, 0, 0)
+    }
+
+    fn canonical_from(&self, mut code: u128, mut mask: u32, from: usize) -> (u128, u32) {
+        for j in from..self.bits.len() {
+            let b = self.bits[j];
+            let (fx, fy) = ((code >> b.x) & 3, (code >> b.y) & 3);
+            if fx > fy {
+                code = self.apply(code, j);
+                mask ^= 1 << j;
+            } else if fx == fy && fx == 1 {
+                let kept = self.canonical_from(code, mask, j + 1);
+                let made = self.canonical_from(self.apply(code, j), mask ^ 1 << j, j + 1);
+                return if made.0 < kept.0 { made } else { kept };
+            }
+        }
+        (code, mask)
+    }
+
+    /// The positions of the orbit of `code` into `out`, each once with the trades that lead to it from
+    /// `code` (a mask), `code` first. The trades commute and are their own inverses, so a trade takes
+    /// the orbit of the trades before it onto itself or onto positions all outside it: one look-up a
+    /// trade, and the orbit doubles or stays.
+    pub(super) fn orbit(&self, code: u128, out: &mut Vec<(u128, u32)>) {
+        out.clear();
+        out.push((code, 0));
+        for j in 0..self.bits.len() {
+            let image = self.apply(code, j);
+            if out.iter().any(|m| m.0 == image) {
+                continue;
+            }
+            for i in 0..out.len() {
+                let (c, m) = out[i];
+                out.push((self.apply(c, j), m | 1 << j));
+            }
+        }
+    }
+
+    /// The image of card `c` under the trades of `mask` ([`NO`] stays [`NO`]).
+    #[inline]
+    pub(super) fn map_card(&self, c: u8, mask: u32) -> u8 {
+        if c == NO {
+            return c;
+        }
+        for (j, &(x, y)) in self.pairs.iter().enumerate() {
+            if mask >> j & 1 == 1 {
+                if c == x {
+                    return y;
+                }
+                if c == y {
+                    return x;
+                }
+            }
+        }
+        c
+    }
+
+    /// The image of `key` under the trades of `mask`.
+    #[inline]
+    pub(super) fn map_key(&self, key: &Key, mask: u32) -> Key {
+        let mut k = *key;
+        for (j, &(x, y)) in self.pairs.iter().enumerate() {
+            if mask >> j & 1 == 1 {
+                k = swap(&k, x, y);
+            }
+        }
+        k
+    }
+
+    /// The trades (a mask) under which the image of `child`, a position one move from the group, is
+    /// not known to be the child of the image ([`alike`]).
+    pub(super) fn blocked(&self, child: &Key) -> u32 {
+        let found = foundations(child);
+        let mut mask = 0;
+        for (j, &(x, y)) in self.pairs.iter().enumerate() {
+            if !alike(&self.found, &found, x, y) {
+                mask |= 1 << j;
+            }
+        }
+        mask
+    }
+
+    /// The pairs as a checkpoint saves them: `x.y` joined by `,`.
+    pub(super) fn text(pairs: &[(Card, Card)]) -> String {
+        let each: Vec<String> = pairs.iter().map(|(x, y)| format!("{x}.{y}")).collect();
+        each.join(",")
+    }
+
+    /// The pairs of [`Trades::text`].
+    pub(super) fn parse(text: &str) -> Option<Vec<(Card, Card)>> {
+        text.split(',')
+            .map(|p| {
+                let (x, y) = p.split_once('.')?;
+                let (x, y) = (x.parse::<Card>().ok()?, y.parse::<Card>().ok()?);
+                (x < 52 && y < 52).then_some((x, y))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Layout;
+    use crate::position::Position;
+
+    /// Deal 9544 with 2 cells: of the groups with three trades or more, the one with the most positions,
+    /// and its positions' codes.
+    fn group() -> (Frame, Trades, Vec<u128>) {
+        let layout = Layout::deal(9544).unwrap();
+        let (mut p, _) = Position::from_layout(&layout, 2).unwrap();
+        p.settle(None);
+        let rules = Rules::new(&layout, 2);
+        let mut all = vec![*p.key()];
+        let mut seen = std::collections::HashSet::from([*p.key()]);
+        let mut i = 0;
+        while i < all.len() {
+            rules.for_each_child(&rules.decode(&all[i]), |q| {
+                if seen.insert(*q.key()) {
+                    all.push(*q.key());
+                }
+            });
+            i += 1;
+        }
+        let mut groups: std::collections::HashMap<_, Vec<Key>> = Default::default();
+        for k in all {
+            groups.entry(crate::key::signature(&k)).or_default().push(k);
+        }
+        let keys = groups
+            .into_values()
+            .filter(|g| candidates(&rules, &g[0]).len() >= 3)
+            .max_by_key(|g| g.len())
+            .expect("a group with three trades");
+        let frame = Frame::of(&keys[0]);
+        let trades = Trades::new(&frame, candidates(&rules, &keys[0]));
+        let codes = keys.iter().map(|k| frame.encode(k)).collect();
+        (frame, trades, codes)
+    }
+
+    /// Every image of a code under the trades, by brute force over the masks.
+    fn images(t: &Trades, code: u128) -> Vec<(u128, u32)> {
+        (0..1u32 << t.pairs.len())
+            .map(|mask| {
+                let c = (0..t.pairs.len())
+                    .filter(|j| mask >> j & 1 == 1)
+                    .fold(code, |c, j| t.apply(c, j));
+                (c, mask)
+            })
+            .collect()
+    }
+
+    /// The orbit lists each image once; every image has the same canonical position, which is in the
+    /// orbit; the code maps agree with the key maps; each trade is its own inverse.
+    #[test]
+    fn orbits_and_canonical_positions_agree_with_every_image() {
+        let (frame, t, codes) = group();
+        assert!(t.pairs.len() >= 3);
+        let mut orbit = Vec::new();
+        let mut sizes = std::collections::BTreeSet::new();
+        for &code in &codes {
+            let all = images(&t, code);
+            let mut distinct: Vec<u128> = all.iter().map(|i| i.0).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            t.orbit(code, &mut orbit);
+            let mut listed: Vec<u128> = orbit.iter().map(|m| m.0).collect();
+            listed.sort_unstable();
+            assert_eq!(listed, distinct, "the orbit of {code:#x}");
+            sizes.insert(orbit.len());
+            let (canon, mask) = t.canonical(code);
+            assert!(distinct.binary_search(&canon).is_ok());
+            for &(image, m) in &orbit {
+                assert_eq!(t.canonical(image).0, canon);
+                let key = frame.decode(code);
+                assert_eq!(frame.decode(image), t.map_key(&key, m));
+                for c in 0..52u8 {
+                    assert_eq!(t.map_card(t.map_card(c, m), m), c);
+                }
+            }
+            assert_eq!(frame.decode(canon), t.map_key(&frame.decode(code), mask));
+            for j in 0..t.pairs.len() {
+                assert_eq!(t.apply(t.apply(code, j), j), code);
+            }
+        }
+        assert!(sizes.len() > 1 && sizes.iter().any(|&s| s > 2), "{sizes:?}");
+    }
+
+    /// The trades a checkpoint lists read back; a torn list does not.
+    #[test]
+    fn trades_read_back_from_their_text() {
+        let pairs = vec![(12u8, 51u8), (0, 39)];
+        assert_eq!(Trades::parse(&Trades::text(&pairs)), Some(pairs));
+        for torn in ["", "12.", "12.51,", "x.3", "12.52"] {
+            assert_eq!(Trades::parse(torn), None, "{torn}");
+        }
+    }
+}
