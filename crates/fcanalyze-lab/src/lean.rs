@@ -1,6 +1,6 @@
 //! Prover measurements: lean DEAL CELLS [CAP] [old] (CORES=T: the prover's threads; PARALLEL_FROM=N:
-//! positions it searches on one thread first); LAYERED=1 [MEM_MB=M] [THREADS=T] [SET_LEN=N] for the
-//! layered proof (its groups searched by levels past N positions).
+//! positions it searches on one thread first); LAYERED=1 [MEM_MB=M] [THREADS=T] [SET_LEN=N] [TRADES=0]
+//! for the layered proof (its groups searched by levels past N positions; without groups by orbits).
 use fccore::Prover;
 use fccore::*;
 pub fn run(args: &[String]) {

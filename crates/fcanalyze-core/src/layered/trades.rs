@@ -295,7 +295,8 @@ mod tests {
     use crate::layout::Layout;
     use crate::position::Position;
 
-    /// Deal 9544 with 2 cells: of the groups with three trades or more, the one with the most positions,
+    /// Deal 9544 with 2 cells: of the groups with three trades or more, the one with the most positions
+    /// where two cards of a trade both lie at the bottom of columns (a tie of [`Trades::canonical`]),
     /// and its positions' codes.
     fn group() -> (Frame, Trades, Vec<u128>) {
         let layout = Layout::deal(9544).unwrap();
@@ -317,11 +318,22 @@ mod tests {
         for k in all {
             groups.entry(crate::key::signature(&k)).or_default().push(k);
         }
+        let ties = |keys: &Vec<Key>| {
+            let pairs = candidates(&rules, &keys[0]);
+            let at_bottom = |k: &Key, c| loc_of(k, c) == crate::key::LOC_BOTTOM;
+            let tie = |k: &Key| {
+                pairs
+                    .iter()
+                    .any(|&(x, y)| at_bottom(k, x) && at_bottom(k, y))
+            };
+            keys.iter().filter(|k| tie(k)).count()
+        };
         let keys = groups
             .into_values()
             .filter(|g| candidates(&rules, &g[0]).len() >= 3)
-            .max_by_key(|g| g.len())
+            .max_by_key(ties)
             .expect("a group with three trades");
+        assert!(ties(&keys) > 0, "no tie");
         let frame = Frame::of(&keys[0]);
         let trades = Trades::new(&frame, candidates(&rules, &keys[0]));
         let codes = keys.iter().map(|k| frame.encode(k)).collect();
