@@ -14,10 +14,10 @@
 //! canonical position of each orbit ([`Trades::canonical`]): the positions within the group one move
 //! from an orbit are the orbits one move from its canonical position, because the other positions'
 //! moves are the images of that position's. A member's children in later layers are the images of
-//! the canonical position's children as long as both foundations of each trade's cards stay below
-//! their rank in the child (the automatic moves then treat both alike, [`Trades::blocked`]); when a
-//! child leaves that bound, the member is expanded itself. So the count and the seeds sent to later
-//! layers are those of the search of every position.
+//! the canonical position's children as long as the automatic moves after the move treated the two
+//! cards of each trade alike ([`alike`], [`Trades::blocked`]); otherwise the member is expanded
+//! itself. So the count and the seeds sent to later layers are those of the search of every
+//! position.
 
 use crate::card::{make, opposite_suits, rank, suit, Card};
 use crate::key::{loc_of, Key, LOC_DEALT};
