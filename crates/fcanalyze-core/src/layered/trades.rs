@@ -138,8 +138,8 @@ impl Trades {
         }
     }
 
-    /// The trades of the group of `frame` whose images of its seeds `seeds` (codes, sorted, each once) are seeds,
-    /// the [`MAX_TRADES`] highest of them; `None` when none is.
+    /// The trades of the group of `frame` whose images of its seeds `seeds` (codes, sorted, each once)
+    /// are seeds, the [`MAX_TRADES`] highest of them; `None` when none is.
     pub(super) fn keep(rules: &Rules, frame: &Frame, seeds: &[u128]) -> Option<Trades> {
         let first = seeds.first()?;
         let all = Trades::new(frame, candidates(rules, &frame.decode(*first)));
