@@ -52,7 +52,8 @@ pub(super) fn search_group(
         }
         cx.expanded += 1;
         if trades && g.table.len > ORBIT_SET_LEN.min(cx.max_set_len) {
-            trades = false;
+            // Checked once: past it, the seeds already in the set need not be kept again.
+            (trades, g.every_seed) = (false, false);
             if let Some(t) = g.trades_keep(cx, more)? {
                 let seeds = (g.seeds(), Some(t));
                 return search_by_levels(cx, (group, g.sig), &g.frame, seeds, more);
