@@ -10,7 +10,7 @@ use super::code::{tag, untag, Frame};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::levels::search_by_levels;
 use super::table::Table;
-use super::trades::{candidates, Trades};
+use super::trades::{candidates, Kept, Trades};
 use crate::prover::NO;
 
 /// Search the group of `first` (a seed), its other seeds given by `more`: depth first from each seed,
@@ -186,7 +186,7 @@ impl GroupSet {
         &mut self,
         cx: &Cx,
         more: &mut dyn FnMut() -> Result<Option<Key>>,
-    ) -> Result<Option<Trades>> {
+    ) -> Result<Option<Kept>> {
         while self.drained.len() < cx.level_chunk {
             match more()? {
                 Some(seed) => self.drained.push(self.frame.encode(&seed)),

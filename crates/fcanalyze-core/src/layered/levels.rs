@@ -15,7 +15,7 @@ use super::code::{tag, untag, Frame, CODE};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::level::{sort_dedup, split_points, Level, Levels, Part, Sample};
 use super::seeds::{lock, SeedBuf};
-use super::trades::Trades;
+use super::trades::{Kept, Trades};
 use super::twin::{seeds_match, Twin};
 use crate::error::Error;
 use crate::prover::NO;
@@ -47,7 +47,7 @@ pub(super) fn search_by_levels(
     cx: &mut Cx,
     (group, sig): (u64, [u64; 6]),
     frame: &Frame,
-    (mut chunk, known): (Vec<u128>, Option<Trades>),
+    (mut chunk, known): (Vec<u128>, Option<Kept>),
     more: &mut dyn FnMut() -> Result<Option<Key>>,
 ) -> Result<GroupEnd> {
     let levels = files_of(cx);
@@ -104,30 +104,32 @@ pub(super) fn search_by_levels(
 }
 
 /// The trades of the group of `frame` that keep its seeds (`cur`, its first level; `known` when found
-/// already) and the first level cut to the canonical positions of their orbits ([`Trades`]), or the
-/// level as it was when no trade keeps them, or when they do not fit in a chunk.
+/// already, with the canonical positions of the seeds' orbits) and the first level cut to those
+/// canonical positions ([`Trades`]), or the level as it was when no trade keeps them, or when they do
+/// not fit in a chunk.
 fn with_trades(
     cx: &Cx,
     frame: &Frame,
     levels: &Levels,
     cur: Level,
-    (max_chunk, known): (usize, Option<Trades>),
+    (max_chunk, known): (usize, Option<Kept>),
 ) -> Result<(Level, Option<Trades>)> {
-    if cur.len() > max_chunk {
-        return Ok((cur, None));
-    }
-    let mut seeds = Vec::with_capacity(cur.len());
-    {
-        let mut read = cur.read_range(0, cur.len());
-        while let Some(t) = read.next_code()? {
-            seeds.push(untag(t).0);
+    let kept = match known {
+        Some(k) => Some(k),
+        None if cur.len() > max_chunk => None,
+        None => {
+            let mut seeds = Vec::with_capacity(cur.len());
+            let mut read = cur.read_range(0, cur.len());
+            while let Some(t) = read.next_code()? {
+                seeds.push(untag(t).0);
+            }
+            Trades::keep(cx.rules, frame, &seeds)
         }
-    }
-    let Some(trades) = known.or_else(|| Trades::keep(cx.rules, frame, &seeds)) else {
+    };
+    let Some((trades, firsts)) = kept else {
         return Ok((cur, None));
     };
-    seeds.retain(|&c| trades.canonical(c).0 == c);
-    let mut chunk: Vec<u128> = seeds.into_iter().map(|c| tag(c, NO)).collect();
+    let mut chunk: Vec<u128> = firsts.into_iter().map(|c| tag(c, NO)).collect();
     let part = levels.write_run(&mut chunk, &mut Vec::new())?;
     levels.remove(cur.parts);
     Ok((Level::of([part]), Some(trades)))

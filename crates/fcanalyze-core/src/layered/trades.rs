@@ -32,14 +32,53 @@ const MAX_TRADES: usize = 12;
 /// No place in a code: the card is not free in the group.
 const NONE: u32 = u32::MAX;
 
-/// Where a trade's cards lie in a code: the bit offsets of `x`'s and `y`'s places, and of the places
-/// of the two cards one rank lower of the other colour ([`NONE`] when not free).
+/// Where a trade's cards lie in a code, as masks: the places are 2-bit fields, and a trade swaps the
+/// fields of `x` and `y` and flips the low bit of the fields of the two cards one rank lower of the
+/// other colour that lie on a parent (places 2 and 3: the other parent).
 #[derive(Clone, Copy, Debug)]
 struct Bits {
-    x: u32,
-    y: u32,
-    lower: [u32; 2],
+    /// The lower of the fields of `x` and `y`, and the distance up to the other.
+    low: u128,
+    shift: u32,
+    /// Whether `y`'s field is the higher one.
+    y_higher: bool,
+    /// The high bits of the fields of the cards one rank lower.
+    lower_high: u128,
+    /// The fields of `x` and `y`, and both cards at the bottom of columns (place 1) in them.
+    both: u128,
+    at_bottom: u128,
 }
+
+impl Bits {
+    /// The masks of the fields at bit offsets `x` and `y`, and of those at `lower` ([`NONE`]: not free).
+    fn new(x: u32, y: u32, lower: [u32; 2]) -> Bits {
+        let (lo, hi) = (x.min(y), x.max(y));
+        let high = |l: u32| if l == NONE { 0 } else { 2u128 << l };
+        Bits {
+            low: 3 << lo,
+            shift: hi - lo,
+            y_higher: y > x,
+            lower_high: high(lower[0]) | high(lower[1]),
+            both: 3 << x | 3 << y,
+            at_bottom: 1 << x | 1 << y,
+        }
+    }
+
+    /// Whether `x`'s place in `code` is a higher number than `y`'s.
+    #[inline(always)]
+    fn x_above_y(&self, code: u128) -> bool {
+        let (low, high) = (code & self.low, code >> self.shift & self.low);
+        if self.y_higher {
+            low > high
+        } else {
+            high > low
+        }
+    }
+}
+
+/// The trades that keep a group's seeds and the canonical positions of the seeds' orbits (sorted, each
+/// once), as [`Trades::keep`] finds them.
+pub(super) type Kept = (Trades, Vec<u128>);
 
 /// The trades a group keeps, from the kings down, and their places in the group's codes.
 #[derive(Clone, Debug)]
@@ -119,16 +158,9 @@ impl Trades {
                     0 => [NONE; 2],
                     r => [at(make(r - 1, a)), at(make(r - 1, b))],
                 };
-                let bits = Bits {
-                    x: at(x),
-                    y: at(y),
-                    lower,
-                };
-                assert!(
-                    bits.x != NONE && bits.y != NONE,
-                    "a trade of cards not free"
-                );
-                bits
+                let (x, y) = (at(x), at(y));
+                assert!(x != NONE && y != NONE, "a trade of cards not free");
+                Bits::new(x, y, lower)
             })
             .collect();
         Trades {
@@ -139,20 +171,34 @@ impl Trades {
     }
 
     /// The trades of the group of `frame` whose images of its seeds `seeds` (codes, sorted, each once)
-    /// are seeds, the [`MAX_TRADES`] highest of them; `None` when none is.
-    pub(super) fn keep(rules: &Rules, frame: &Frame, seeds: &[u128]) -> Option<Trades> {
+    /// are seeds, the [`MAX_TRADES`] highest of them, and the canonical positions of the orbits of the
+    /// seeds (sorted, each once: the group's first level); `None` when no trade keeps the seeds.
+    pub(super) fn keep(rules: &Rules, frame: &Frame, seeds: &[u128]) -> Option<Kept> {
         let first = seeds.first()?;
         let all = Trades::new(frame, candidates(rules, &frame.decode(*first)));
-        // A trade that fails mostly fails on a few seeds spread over the set: those first; then the
-        // images of all, sorted, against the seeds (faster than a search for each).
+        // A trade that fails mostly fails on a few seeds spread over the set: those first. The highest
+        // trades left nearly always all keep the seeds, which one count of the orbits shows
+        // ([`Trades::closes`]); when they do not, each trade's images of all the seeds, sorted, are
+        // compared with the seeds (faster than a search for each).
         let step = (seeds.len() / 256).max(1);
-        let mut images = Vec::new();
-        let kept: Vec<(Card, Card)> = (0..all.pairs.len())
+        let sampled: Vec<usize> = (0..all.pairs.len())
             .filter(|&j| {
                 let kept = |c: &u128| seeds.binary_search(&all.apply(*c, j)).is_ok();
-                if !seeds.iter().step_by(step).all(kept) {
-                    return false;
-                }
+                seeds.iter().step_by(step).all(kept)
+            })
+            .collect();
+        if sampled.is_empty() {
+            return None;
+        }
+        let highest = sampled.iter().take(MAX_TRADES).map(|&j| all.pairs[j]);
+        let highest = Trades::new(frame, highest.collect());
+        if let Some(firsts) = highest.closes(seeds) {
+            return Some((highest, firsts));
+        }
+        let mut images = Vec::new();
+        let kept: Vec<(Card, Card)> = sampled
+            .into_iter()
+            .filter(|&j| {
                 images.clear();
                 images.extend(seeds.iter().map(|&c| all.apply(c, j)));
                 images.sort_unstable();
@@ -161,22 +207,38 @@ impl Trades {
             .map(|j| all.pairs[j])
             .take(MAX_TRADES)
             .collect();
-        (!kept.is_empty()).then(|| Trades::new(frame, kept))
+        if kept.is_empty() {
+            return None;
+        }
+        let trades = Trades::new(frame, kept);
+        let firsts = seeds.iter().copied();
+        let firsts = firsts.filter(|&c| trades.canonical(c).0 == c).collect();
+        Some((trades, firsts))
     }
 
-    /// `code` with trade `j` made.
+    /// The canonical positions of the orbits of the codes `seeds` (each once), sorted, when the trades
+    /// take the seeds onto themselves; `None` when they do not. They do when as many seeds have each
+    /// canonical position as its orbit has positions: the seeds of an orbit are at most its positions,
+    /// and as many only when they are all of them.
+    fn closes(&self, seeds: &[u128]) -> Option<Vec<u128>> {
+        let mut canon: Vec<u128> = seeds.iter().map(|&c| self.canonical(c).0).collect();
+        canon.sort_unstable();
+        let mut orbit = Vec::new();
+        let full = canon.chunk_by(|a, b| a == b).all(|run| {
+            self.orbit(run[0], &mut orbit);
+            orbit.len() == run.len()
+        });
+        canon.dedup();
+        canon.shrink_to_fit();
+        full.then_some(canon)
+    }
+
+    /// `code` with trade `j` made: the two fields swapped, and the parents of the cards one rank lower.
     #[inline(always)]
     fn apply(&self, code: u128, j: usize) -> u128 {
         let b = self.bits[j];
-        let (fx, fy) = ((code >> b.x) & 3, (code >> b.y) & 3);
-        let mut c = code & !(3 << b.x | 3 << b.y) | fx << b.y | fy << b.x;
-        for l in b.lower {
-            if l != NONE {
-                // A card on a parent (places 2 and 3) takes the other parent.
-                c ^= ((c >> (l + 1)) & 1) << l;
-            }
-        }
-        c
+        let differ = ((code >> b.shift) ^ code) & b.low;
+        code ^ differ ^ differ << b.shift ^ (code & b.lower_high) >> 1
     }
 
     /// The canonical position of the orbit of `code` (the same for every position of the orbit) and
@@ -195,13 +257,17 @@ impl Trades {
     fn canonical_from(&self, mut code: u128, mut mask: u32, from: usize) -> (u128, u32) {
         for j in from..self.bits.len() {
             let b = self.bits[j];
-            let (fx, fy) = ((code >> b.x) & 3, (code >> b.y) & 3);
-            if fx > fy {
+            if b.x_above_y(code) {
                 code = self.apply(code, j);
                 mask ^= 1 << j;
-            } else if fx == fy && fx == 1 {
+            } else if code & b.both == b.at_bottom {
+                let image = self.apply(code, j);
+                if image == code {
+                    // Nothing lies on either card.
+                    continue;
+                }
                 let kept = self.canonical_from(code, mask, j + 1);
-                let made = self.canonical_from(self.apply(code, j), mask ^ 1 << j, j + 1);
+                let made = self.canonical_from(image, mask ^ 1 << j, j + 1);
                 return if made.0 < kept.0 { made } else { kept };
             }
         }
@@ -386,6 +452,28 @@ mod tests {
             }
         }
         assert!(sizes.len() > 1 && sizes.iter().any(|&s| s > 2), "{sizes:?}");
+    }
+
+    /// The orbits of some positions, whole, are closed under the trades, and give their canonical
+    /// positions; less one position, they are not.
+    #[test]
+    fn seeds_are_closed_when_their_orbits_are_whole() {
+        let (_, t, codes) = group();
+        let (mut seeds, mut canon, mut orbit) = (vec![], vec![], vec![]);
+        for &code in codes.iter().step_by(7).take(200) {
+            t.orbit(code, &mut orbit);
+            seeds.extend(orbit.iter().map(|m| m.0));
+            canon.push(t.canonical(code).0);
+        }
+        for v in [&mut seeds, &mut canon] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        assert!(seeds.len() > canon.len());
+        assert_eq!(t.closes(&seeds), Some(canon.clone()));
+        let lone = seeds.iter().position(|c| canon.binary_search(c).is_err());
+        seeds.remove(lone.expect("a position not canonical"));
+        assert_eq!(t.closes(&seeds), None);
     }
 
     /// The trades a checkpoint lists read back; a torn list does not.
