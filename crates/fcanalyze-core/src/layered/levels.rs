@@ -105,8 +105,8 @@ pub(super) fn search_by_levels(
 
 /// The trades of the group of `frame` that keep its seeds (`cur`, its first level; `known` when found
 /// already, with the canonical positions of the seeds' orbits) and the first level cut to those
-/// canonical positions ([`Trades`]), or the level as it was when no trade keeps them, or when they do
-/// not fit in a chunk.
+/// canonical positions ([`Trades`]), or the level as it was when no trade keeps them, or when they are
+/// not known and do not fit in a chunk.
 fn with_trades(
     cx: &Cx,
     frame: &Frame,
