@@ -52,33 +52,47 @@ pub(super) fn search_by_levels(
 ) -> Result<GroupEnd> {
     let levels = files_of(cx);
     let max_chunk = cx.level_chunk.max(1);
-    let mut runs: Vec<Part> = Vec::new();
-    let mut samples = Vec::new();
-    // The seeds taken so far, then the others, searched from with every run moved.
-    for c in chunk.iter_mut() {
-        *c = tag(*c, NO);
-    }
-    while let Some(seed) = more()? {
-        push_code(&mut chunk, tag(frame.encode(&seed), NO), max_chunk);
-        if chunk.len() >= max_chunk {
-            runs.push(levels.write_run(&mut chunk, &mut samples)?);
-        }
-    }
-    sort_dedup(&mut chunk, &mut samples);
-    let room = runs.iter().map(|r| r.len).sum::<usize>() + chunk.len();
-    if levels.disk_low(room) {
-        return Ok(GroupEnd::Out(Budget::Disk));
-    }
     let none = Level::default();
-    let first = levels.merge_range((&runs, &[&chunk]), &none, &none, (None, None))?;
-    levels.remove(runs);
-    chunk.clear();
-    let cur = Level::of([first]);
     // A group whose seeds trades keep is searched by orbits, and its follower on its own: both then
     // search a fraction of their positions, where the owner of a twin searches all of its own.
-    let (cur, trades) = match cx.trades {
-        true => with_trades(cx, frame, &levels, cur, (max_chunk, known))?,
-        false => (cur, None),
+    let (cur, trades) = match known {
+        // The check in the group's set read every seed and gave the canonical positions of their
+        // orbits: they are the first level, and the seeds taken need not be written.
+        Some((trades, firsts)) => {
+            debug_assert!(more()?.is_none(), "seeds left after the check");
+            if levels.disk_low(firsts.len()) {
+                return Ok(GroupEnd::Out(Budget::Disk));
+            }
+            chunk = Vec::new();
+            (orbits_level(&levels, firsts)?, Some(trades))
+        }
+        None => {
+            let mut runs: Vec<Part> = Vec::new();
+            let mut samples = Vec::new();
+            // The seeds taken so far, then the others, searched from with every run moved.
+            for c in chunk.iter_mut() {
+                *c = tag(*c, NO);
+            }
+            while let Some(seed) = more()? {
+                push_code(&mut chunk, tag(frame.encode(&seed), NO), max_chunk);
+                if chunk.len() >= max_chunk {
+                    runs.push(levels.write_run(&mut chunk, &mut samples)?);
+                }
+            }
+            sort_dedup(&mut chunk, &mut samples);
+            let room = runs.iter().map(|r| r.len).sum::<usize>() + chunk.len();
+            if levels.disk_low(room) {
+                return Ok(GroupEnd::Out(Budget::Disk));
+            }
+            let first = levels.merge_range((&runs, &[&chunk]), &none, &none, (None, None))?;
+            levels.remove(runs);
+            chunk.clear();
+            let cur = Level::of([first]);
+            match cx.trades {
+                true => with_trades(cx, frame, &levels, cur, max_chunk)?,
+                false => (cur, None),
+            }
+        }
     };
     // Otherwise the group's follower is expanded along with it when its seeds are the images of the
     // group's (read into memory in place of the chunk).
@@ -103,36 +117,36 @@ pub(super) fn search_by_levels(
     by_levels(cx, group, sig, frame, levels, chunk, cur, none, 0, searched)
 }
 
-/// The trades of the group of `frame` that keep its seeds (`cur`, its first level; `known` when found
-/// already, with the canonical positions of the seeds' orbits) and the first level cut to those
-/// canonical positions ([`Trades`]), or the level as it was when no trade keeps them, or when they are
-/// not known and do not fit in a chunk.
+/// The trades of the group of `frame` that keep its seeds (`cur`, its first level) and the first level
+/// cut to the canonical positions of their orbits ([`Trades`]), or the level as it was when no trade
+/// keeps them, or when they do not fit in a chunk.
 fn with_trades(
     cx: &Cx,
     frame: &Frame,
     levels: &Levels,
     cur: Level,
-    (max_chunk, known): (usize, Option<Kept>),
+    max_chunk: usize,
 ) -> Result<(Level, Option<Trades>)> {
-    let kept = match known {
-        Some(k) => Some(k),
-        None if cur.len() > max_chunk => None,
-        None => {
-            let mut seeds = Vec::with_capacity(cur.len());
-            let mut read = cur.read_range(0, cur.len());
-            while let Some(t) = read.next_code()? {
-                seeds.push(untag(t).0);
-            }
-            Trades::keep(cx.rules, frame, &seeds)
-        }
-    };
-    let Some((trades, firsts)) = kept else {
+    if cur.len() > max_chunk {
+        return Ok((cur, None));
+    }
+    let mut seeds = Vec::with_capacity(cur.len());
+    let mut read = cur.read_range(0, cur.len());
+    while let Some(t) = read.next_code()? {
+        seeds.push(untag(t).0);
+    }
+    let Some((trades, firsts)) = Trades::keep(cx.rules, frame, &seeds) else {
         return Ok((cur, None));
     };
+    levels.remove(cur.parts);
+    Ok((orbits_level(levels, firsts)?, Some(trades)))
+}
+
+/// The first level of a search by orbits: the canonical positions `firsts` (sorted, each once).
+fn orbits_level(levels: &Levels, firsts: Vec<u128>) -> Result<Level> {
     let mut chunk: Vec<u128> = firsts.into_iter().map(|c| tag(c, NO)).collect();
     let part = levels.write_run(&mut chunk, &mut Vec::new())?;
-    levels.remove(cur.parts);
-    Ok((Level::of([part]), Some(trades)))
+    Ok(Level::of([part]))
 }
 
 /// The search by levels of a group from `state` (saved in a checkpoint within its layer), the group's
