@@ -16,12 +16,13 @@
 //! shortened and made concrete as the prover's lines are ([`crate::line::checked_line`]), and is
 //! replayed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::hash_map::Entry;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::error::Result;
 use crate::heuristic::{scored_children, Weights};
-use crate::key::Key;
+use crate::key::{hash, Key, KeyMap};
 use crate::layer::progress;
 use crate::layout::Layout;
 use crate::limits::Limits;
@@ -42,6 +43,9 @@ struct Kept {
 pub fn beam(layout: &Layout, ncells: usize, width: usize, limits: Limits) -> Result<SearchResult> {
     beam_weighted(layout, ncells, width, &Weights::BEST_FIRST, limits)
 }
+
+/// Look-ups of a beam's set between the prefetch of a key's bucket and its look-up.
+const PREFETCH_AHEAD: usize = 8;
 
 /// [`beam`] with the heuristic's weights `w`.
 pub fn beam_weighted(
@@ -102,14 +106,25 @@ pub fn beam_weighted(
                     let positions = seen.len() as u64 + 1;
                     return done(Outcome::Solved, positions, line(chain)?, None);
                 }
-                if !seen.contains(&key) {
-                    next.push((score, key, i as u32));
-                }
+                next.push((score, key, i as u32));
             }
         }
-        // One entry per new position (the first parent found keeps it), then the best `width`.
+        // One entry per position (the first parent found keeps it), then those not seen yet (each
+        // bucket of the set asked for a few look-ups ahead: most are misses of the caches), then the
+        // best `width`.
         next.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.2.cmp(&b.2)));
         next.dedup_by(|later, first| later.1 == first.1);
+        let mut new = 0;
+        for j in 0..next.len() {
+            if let Some(ahead) = next.get(j + PREFETCH_AHEAD) {
+                seen.prefetch(hash(&ahead.1));
+            }
+            if !seen.contains(&next[j].1) {
+                next[new] = next[j];
+                new += 1;
+            }
+        }
+        next.truncate(new);
         if next.len() > width {
             next.select_nth_unstable_by(width, |a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
             next.truncate(width);
@@ -132,8 +147,11 @@ pub fn beam_weighted(
                 Some(Budget::Positions),
             );
         }
-        for c in &next {
-            seen.insert(&c.1);
+        for (j, c) in next.iter().enumerate() {
+            if let Some(ahead) = next.get(j + PREFETCH_AHEAD) {
+                seen.prefetch(hash(&ahead.1));
+            }
+            seen.insert_hashed(&c.1, hash(&c.1));
         }
         depths.push(
             next.iter()
@@ -188,9 +206,9 @@ pub fn layer_beam(
         return done(Outcome::Solved, 1, line(vec![root])?, None);
     }
     // Every position kept, with the one it was reached from (the start's is itself).
-    let mut parent: HashMap<Key, Key> = HashMap::new();
+    let mut parent: KeyMap<Key> = KeyMap::default();
     parent.insert(root, root);
-    let chain_to = |parent: &HashMap<Key, Key>, mut k: Key, tail: Key| {
+    let chain_to = |parent: &KeyMap<Key>, mut k: Key, tail: Key| {
         let mut chain = vec![tail, k];
         while parent[&k] != k {
             k = parent[&k];
@@ -222,20 +240,20 @@ pub fn layer_beam(
                         None,
                     );
                 }
-                if parent.contains_key(&kid) {
-                    continue;
-                }
                 let l = progress(&kid);
+                debug_assert!(l >= layer, "a move never leads to an earlier layer");
                 if l == layer {
-                    if in_layer < layer_cap {
-                        parent.insert(kid, key);
+                    if in_layer >= layer_cap {
+                        // Dropped unless kept already (looked up only while it matters).
+                        complete = complete && parent.contains_key(&kid);
+                    } else if let Entry::Vacant(v) = parent.entry(kid) {
+                        v.insert(key);
                         queue.push(kid);
                         in_layer += 1;
-                    } else {
-                        complete = false;
                     }
                     continue;
                 }
+                // A later layer's position is not kept yet: `parent` holds this layer and earlier ones.
                 let seeds = waiting.entry(l).or_default();
                 seeds.push((spread(&kid), kid, key));
                 if seeds.len() >= 4 * width.max(1 << 14) {
@@ -266,7 +284,7 @@ pub fn layer_beam(
             return done(outcome, parent.len() as u64, vec![], None);
         };
         layer = next;
-        seeds.retain(|s| !parent.contains_key(&s.1));
+        debug_assert!(seeds.iter().all(|s| !parent.contains_key(&s.1)));
         complete &= !keep_best(&mut seeds, width);
         queue.clear();
         for &(_, key, from) in &seeds {

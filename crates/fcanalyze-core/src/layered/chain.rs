@@ -1,10 +1,11 @@
 //! The line to a won position, found again backwards ([`chain_to`]): each group on the way is searched
 //! again breadth first from its kept seeds, with parent links ([`group_path`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::hash_map::Entry;
+use std::collections::VecDeque;
 
 use crate::error::Result;
-use crate::key::{pack, unpack, Key};
+use crate::key::{pack, unpack, Key, KeyMap};
 use crate::layer::progress;
 use crate::prover::Rules;
 
@@ -25,7 +26,7 @@ pub(super) fn group_path(
 ) -> Option<(Vec<Key>, Option<Key>)> {
     let layer = progress(target);
     // Each position found, with the one it was found from (the seeds from themselves).
-    let mut from: HashMap<Key, Key> = HashMap::new();
+    let mut from: KeyMap<Key> = KeyMap::default();
     let mut queue: VecDeque<Key> = VecDeque::new();
     for r in group {
         let k = unpack(&rec_key(r));
@@ -37,9 +38,11 @@ pub(super) fn group_path(
         let key = queue.pop_front()?;
         rules.children(&rules.decode(&key), &mut kids);
         for k in &kids {
-            if progress(k) == layer && !from.contains_key(k) {
-                from.insert(*k, key);
-                queue.push_back(*k);
+            if progress(k) == layer {
+                if let Entry::Vacant(v) = from.entry(*k) {
+                    v.insert(key);
+                    queue.push_back(*k);
+                }
             }
         }
         if max_memory.is_some_and(|m| from.len() * PATH_BYTES > m) {
