@@ -9,10 +9,12 @@
 //! ([`trace`]) prints one line to stderr: the step, the cell count, its outcome, positions and time.
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::beam::{beam, layer_beam};
 use crate::error::Result;
+use crate::interrupt::StopHere;
 use crate::layered::{has_checkpoint, prove_layered, threads_now, LayeredConfig, LayeredOutcome};
 use crate::layout::Layout;
 use crate::limits::Limits;
@@ -213,9 +215,23 @@ impl Lookouts {
         side_by_side: bool,
     ) -> Result<(Steps, Steps)> {
         if side_by_side {
+            // A wide beam that decides answers first: the others are stopped then, their results
+            // unused (deal 13599 with 1 cell: a beam wins in 2 s, the others would go on for a minute).
+            let decided = Arc::new(AtomicBool::new(false));
             return std::thread::scope(|scope| {
-                let beams = scope.spawn(|| self.beams(layout, ncells));
-                let rest = self.rest(layout, ncells, solver);
+                let beams = scope.spawn(|| {
+                    let b = self.beams(layout, ncells);
+                    if b.as_ref()
+                        .is_ok_and(|b| b.iter().any(|(_, r)| r.outcome != Outcome::Undecided))
+                    {
+                        decided.store(true, Ordering::Relaxed);
+                    }
+                    b
+                });
+                let rest = {
+                    let _stop = StopHere::on(decided.clone());
+                    self.rest(layout, ncells, solver)
+                };
                 let beams = beams.join().expect("the beams' thread panicked");
                 Ok((beams?, rest?))
             });
@@ -356,5 +372,43 @@ mod tests {
         }
         // Every kind of answer came up: each search, and none.
         assert_eq!(seen.len(), 4, "{seen:?}");
+    }
+
+    /// A stop raised for one thread ends its searches as if their time had run out, until it is
+    /// dropped, and leaves the other threads' searches alone.
+    #[test]
+    fn a_stop_here_ends_that_threads_searches_only() {
+        let layout = Layout::deal(11982).unwrap();
+        let limits = Limits {
+            max_positions: 10_000_000,
+            max_millis: None,
+        };
+        let prove = || {
+            let r = Solver::new()
+                .search(&layout, 4, Strategy::Prove, limits)
+                .unwrap();
+            (r.outcome, r.positions, r.exhausted)
+        };
+        let whole = (Outcome::Unsolvable, 61_643, None);
+        let raised = Arc::new(AtomicBool::new(true));
+        let (stopped, after, beside) = std::thread::scope(|s| {
+            let stopped = s.spawn(|| {
+                let stopped = {
+                    let _stop = StopHere::on(raised.clone());
+                    prove()
+                };
+                (stopped, prove())
+            });
+            let beside = prove();
+            let (stopped, after) = stopped.join().unwrap();
+            (stopped, after, beside)
+        });
+        assert_eq!(
+            (stopped.0, stopped.2),
+            (Outcome::Undecided, Some(Budget::Time))
+        );
+        assert!(stopped.1 < 61_643);
+        assert_eq!(after, whole);
+        assert_eq!(beside, whole);
     }
 }

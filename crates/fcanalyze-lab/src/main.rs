@@ -53,7 +53,11 @@ const COMMANDS: &[(&str, &str, Driver)] = &[
         "DEAL CELLS WIDTH LAYER_CAP [MAX_POSITIONS]",
         layerbeam::run,
     ),
-    ("probe", "DEAL CELLS [prove]", probe::run),
+    (
+        "probe",
+        "DEAL CELLS [prove|solve] [MAX_POSITIONS]",
+        probe::run,
+    ),
     ("solvecheck", "CAP [prove|oldprove]", solvecheck::run),
 ];
 

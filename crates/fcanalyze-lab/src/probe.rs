@@ -1,6 +1,6 @@
-//! Experiment driver: one search of a deal by the solver ([`fccore::Solver`]), at most 200,000,000
-//! positions.
-//! Usage: probe DEAL CELLS [prove]
+//! Experiment driver: one search of a deal by the solver ([`fccore::Solver`]), at most MAX_POSITIONS
+//! positions (200,000,000).
+//! Usage: probe DEAL CELLS [prove|solve] [MAX_POSITIONS]
 use fccore::*;
 pub fn run(args: &[String]) {
     let deal: u64 = args[1].parse().unwrap();
@@ -17,7 +17,7 @@ pub fn run(args: &[String]) {
                 Strategy::Solve
             },
             Limits {
-                max_positions: 200_000_000,
+                max_positions: args.get(4).map_or(200_000_000, |x| x.parse().unwrap()),
                 max_millis: None,
             },
         )
