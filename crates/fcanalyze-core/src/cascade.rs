@@ -128,7 +128,7 @@ pub fn prove_bounded(
     }
     // Then searches for a line (`Lookouts`), each within as many positions as the memory holds at its
     // bytes per position; the first to decide answers. With two threads or more, and the memory for it,
-    // the wide beams run beside the others.
+    // the layer beam runs beside the others.
     let mut spent = r.elapsed_ms;
     let within = |positions: u64, bytes_per_position: usize| Limits {
         max_positions: positions
@@ -189,9 +189,9 @@ struct Lookouts {
 }
 
 impl Lookouts {
-    /// Whether the wide beams fit in `memory` beside the layer beam or the solver (the two run one
-    /// after the other), each with the limits it has alone: then two threads run them side by side,
-    /// with the same results.
+    /// Whether the layer beam fits in `memory` beside the wide beams or the solver (those two run one
+    /// after the other on the other thread), each with the limits it has alone: then two threads run
+    /// them side by side, with the same results.
     fn fit_side_by_side(&self, memory: usize) -> bool {
         let bytes = |l: &Limits, per: usize| l.max_positions as usize * per;
         let beams = self
@@ -200,13 +200,13 @@ impl Lookouts {
             .map(|(_, l)| bytes(l, BEAM_BYTES_PER_POSITION))
             .max()
             .unwrap_or(0);
-        let rest = bytes(&self.layer_beam, LAYER_BEAM_BYTES_PER_POSITION)
-            .max(bytes(&self.solver, 2 * BYTES_PER_POSITION));
-        beams + rest <= memory
+        let other = beams.max(bytes(&self.solver, 2 * BYTES_PER_POSITION));
+        other + bytes(&self.layer_beam, LAYER_BEAM_BYTES_PER_POSITION) <= memory
     }
 
-    /// The wide beams' results and the others', side by side on two threads or one after the other
-    /// (then the others only when no beam decided).
+    /// The wide beams' results and the others' (the layer beam's, then the solver's), side by side on
+    /// two threads or one after the other (then the others only when no beam decided, and the solver
+    /// only when the layer beam did not either).
     fn run(
         &self,
         layout: &Layout,
@@ -214,33 +214,49 @@ impl Lookouts {
         solver: &mut Solver,
         side_by_side: bool,
     ) -> Result<(Steps, Steps)> {
-        if side_by_side {
-            // A wide beam that decides answers first: the others are stopped then, their results
-            // unused (deal 13599 with 1 cell: a beam wins in 2 s, the others would go on for a minute).
-            let decided = Arc::new(AtomicBool::new(false));
-            return std::thread::scope(|scope| {
-                let beams = scope.spawn(|| {
-                    let b = self.beams(layout, ncells);
-                    if b.as_ref()
-                        .is_ok_and(|b| b.iter().any(|(_, r)| r.outcome != Outcome::Undecided))
-                    {
-                        decided.store(true, Ordering::Relaxed);
-                    }
-                    b
-                });
-                let rest = {
-                    let _stop = StopHere::on(decided.clone());
-                    self.rest(layout, ncells, solver)
-                };
-                let beams = beams.join().expect("the beams' thread panicked");
-                Ok((beams?, rest?))
+        let decided = |steps: &Steps| steps.iter().any(|(_, r)| r.outcome != Outcome::Undecided);
+        if !side_by_side {
+            let beams = self.beams(layout, ncells)?;
+            if decided(&beams) {
+                return Ok((beams, vec![]));
+            }
+            let mut rest = vec![("layer-beam", self.layer_beam(layout, ncells)?)];
+            if !decided(&rest) {
+                rest.push(("giant-solver", self.solver(layout, ncells, solver)?));
+            }
+            return Ok((beams, rest));
+        }
+        // One thread runs the wide beams and then the solver, the other the layer beam (the wide beams
+        // and the solver together take about as long as the layer beam). A search that decides stops
+        // the ones after it in order, still running on the other thread: their results would not be
+        // used (deal 13599 with 1 cell: a beam wins in 2 s, the others would go on for a minute).
+        let beam_won = Arc::new(AtomicBool::new(false));
+        let layer_won = Arc::new(AtomicBool::new(false));
+        std::thread::scope(|scope| {
+            let first = scope.spawn(|| -> Result<(Steps, Option<SearchResult>)> {
+                let beams = self.beams(layout, ncells)?;
+                if decided(&beams) {
+                    beam_won.store(true, Ordering::Relaxed);
+                    return Ok((beams, None));
+                }
+                let _stop = StopHere::on(layer_won.clone());
+                Ok((beams, Some(self.solver(layout, ncells, solver)?)))
             });
-        }
-        let beams = self.beams(layout, ncells)?;
-        if beams.iter().any(|(_, r)| r.outcome != Outcome::Undecided) {
-            return Ok((beams, vec![]));
-        }
-        Ok((beams, self.rest(layout, ncells, solver)?))
+            let layer = {
+                let _stop = StopHere::on(beam_won.clone());
+                self.layer_beam(layout, ncells)
+            };
+            if layer
+                .as_ref()
+                .is_ok_and(|r| r.outcome != Outcome::Undecided)
+            {
+                layer_won.store(true, Ordering::Relaxed);
+            }
+            let (beams, solved) = first.join().expect("the beams' thread panicked")?;
+            let mut rest = vec![("layer-beam", layer?)];
+            rest.extend(solved.map(|s| ("giant-solver", s)));
+            Ok((beams, rest))
+        })
     }
 
     /// The wide beams in order, up to the first that decides. A wide beam finds the line of deal 13599
@@ -259,18 +275,17 @@ impl Lookouts {
         Ok(out)
     }
 
-    /// The layer beam, for lines no heuristic points to (deal 17760 with 2 cells), then, if it did not
-    /// decide, the heuristic solver. The solver's positions cost [`BYTES_PER_POSITION`] on average, and
-    /// up to twice that while its arena and table double (deal 982 at 2 cells reached 13.5 GB under a
-    /// 10 GiB budget with a 48-byte estimate).
-    fn rest(&self, layout: &Layout, ncells: usize, solver: &mut Solver) -> Result<Steps> {
+    /// The layer beam, for lines no heuristic points to (deal 17760 with 2 cells).
+    fn layer_beam(&self, layout: &Layout, ncells: usize) -> Result<SearchResult> {
         let (width, layer_cap, _) = GIANT_LAYER_BEAM;
-        let b = layer_beam(layout, ncells, width, layer_cap, self.layer_beam)?;
-        if b.outcome != Outcome::Undecided {
-            return Ok(vec![("layer-beam", b)]);
-        }
-        let s = solver.search(layout, ncells, Strategy::Solve, self.solver)?;
-        Ok(vec![("layer-beam", b), ("giant-solver", s)])
+        layer_beam(layout, ncells, width, layer_cap, self.layer_beam)
+    }
+
+    /// The heuristic solver. Its positions cost [`BYTES_PER_POSITION`] on average, and up to twice that
+    /// while its arena and table double (deal 982 at 2 cells reached 13.5 GB under a 10 GiB budget with
+    /// a 48-byte estimate).
+    fn solver(&self, layout: &Layout, ncells: usize, solver: &mut Solver) -> Result<SearchResult> {
+        solver.search(layout, ncells, Strategy::Solve, self.solver)
     }
 }
 
