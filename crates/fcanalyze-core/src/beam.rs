@@ -151,7 +151,7 @@ pub fn beam_weighted(
             if let Some(ahead) = next.get(j + PREFETCH_AHEAD) {
                 seen.prefetch(hash(&ahead.1));
             }
-            seen.insert_hashed(&c.1, hash(&c.1));
+            seen.insert(&c.1);
         }
         depths.push(
             next.iter()
