@@ -106,7 +106,11 @@ def test_the_trace_names_each_step_of_the_cascade(tmp_path) -> None:
         text=True,
         check=True,
     )
-    lines = [x.split() for x in r.stderr.splitlines() if x.startswith("fcanalyze trace: ")]
+    traced = [x.split() for x in r.stderr.splitlines() if x.startswith("fcanalyze trace: ")]
+    lines = [x for x in traced if x[2].startswith("cells=")]
+    # The layered proof also prints a line a layer searched through, before its step's line.
+    layers = [dict(f.split("=") for f in x[2:]) for x in traced if x[2].startswith("layer=")]
+    assert len(lines) + len(layers) == len(traced)
     assert [x[3] for x in lines] == [
         "step=short-solve",
         "step=middle-solve",
@@ -121,6 +125,10 @@ def test_the_trace_names_each_step_of_the_cascade(tmp_path) -> None:
     assert all(x[2] == "cells=0" for x in lines)
     assert lines[-1][4:6] == ["outcome=unsolvable", "positions=2174568"]
     assert lines[4][4] == "outcome=undecided" and lines[4][-1] == "exhausted=positions"
+    numbers = [int(x["layer"]) for x in layers]
+    assert len(numbers) > 10 and numbers == sorted(set(numbers))
+    assert sum(int(x["positions"]) for x in layers) == int(layers[-1]["total"]) == 2_174_568
+    assert all(0 < int(x["largest_group"]) <= int(x["positions"]) for x in layers)
 
 
 @pytest.mark.slow

@@ -51,7 +51,7 @@ const LAYER_BEAM_BYTES_PER_POSITION: usize = 160;
 const GIANT_SOLVER_POSITIONS: u64 = 20_000_000;
 
 /// Whether `FCANALYZE_TRACE` asks for the steps' lines (read once).
-fn tracing() -> bool {
+pub(crate) fn tracing() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| {
         std::env::var_os("FCANALYZE_TRACE").is_some_and(|v| !v.is_empty() && v != "0")

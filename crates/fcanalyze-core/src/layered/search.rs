@@ -280,7 +280,27 @@ impl Proof {
             s.by_levels.clear();
         }
         self.add_up(layer_done, &ends);
+        self.trace_layer(layer, layer_done, &ends);
         self.end_of_layer(ends)
+    }
+
+    /// With `FCANALYZE_TRACE=1`, one line to stderr for a layer searched through: its positions, its
+    /// largest group, the positions so far, the time so far and the disk (for the write-ups of giant
+    /// proofs).
+    fn trace_layer(&self, layer: usize, layer_done: u64, ends: &[ThreadEnd]) {
+        if !crate::cascade::tracing() {
+            return;
+        }
+        let largest = ends.iter().map(|e| e.2.peak_positions).max().unwrap_or(0);
+        let disk = lock(&self.spill).disk;
+        eprintln!(
+            "fcanalyze trace: layer={layer} positions={layer_done} largest_group={largest} total={} \
+             ms={:.0} disk_mb={} peak_disk_mb={}",
+            self.t.done,
+            self.before_ms + self.start.elapsed().as_secs_f64() * 1e3,
+            disk >> 20,
+            self.t.res.peak_disk >> 20,
+        );
     }
 
     /// Search the next layers on `threads` threads: when they change, every seed buffer is written and
