@@ -17,14 +17,17 @@ pub enum Error {
     BadArgument(String),
     /// A broken invariant inside the core: a bug, never the user's fault.
     Internal(String),
-    /// The system failed a search's files (the layered proof's spill files: disk full, no temp dir).
+    /// The system failed a search's files (the layered proof's spill files: no temp dir, a bad disk).
     Io(String),
+    /// The disk filled under a search's files. The layered proof ends undecided for want of disk
+    /// instead ([`crate::outcome::Budget::Disk`]), its files kept for a resume.
+    DiskFull(String),
 }
 
 impl Error {
     /// True when the error describes bad input rather than a bug.
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, Error::Internal(_) | Error::Io(_))
+        !matches!(self, Error::Internal(_) | Error::Io(_) | Error::DiskFull(_))
     }
 }
 
@@ -37,7 +40,7 @@ impl fmt::Display for Error {
             | Error::BadMove(m)
             | Error::BadArgument(m) => f.write_str(m),
             Error::Internal(m) => write!(f, "internal error: {m}"),
-            Error::Io(m) => write!(f, "I/O error: {m}"),
+            Error::Io(m) | Error::DiskFull(m) => write!(f, "I/O error: {m}"),
         }
     }
 }

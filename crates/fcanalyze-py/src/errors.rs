@@ -15,7 +15,7 @@ create_exception!(
 
 /// The Python exception of a core error.
 pub fn to_py(e: Error) -> PyErr {
-    if let Error::Io(m) = &e {
+    if let Error::Io(m) | Error::DiskFull(m) = &e {
         PyOSError::new_err(m.clone())
     } else if e.is_user_error() {
         PyValueError::new_err(e.to_string())

@@ -178,6 +178,8 @@ thread_local! {
     /// Tests: the checkpoints within layers a resumable search saves before it stops, as if killed
     /// right after the last one.
     static KILL_WITHIN: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// Tests: the runs of seeds written before a write fails as on a full disk.
+    static FULL_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 /// How a layered proof runs besides its limits: its memory, its write buffers, its threads, and where

@@ -8,9 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-#[cfg(test)]
-use crate::error::Error;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::key::{signature, unpack};
 use crate::layer::{progress, LAYERS};
@@ -140,8 +138,14 @@ fn search_in(
         }
     };
     for layer in first..LAYERS {
-        if let Some(end) = p.layer(layer)? {
-            return Ok(end);
+        match p.layer(layer) {
+            Ok(Some(end)) => return Ok(end),
+            Ok(None) => {}
+            // The free-disk checks did not keep the disk from filling (other writers, other threads):
+            // undecided for want of disk, as when a check stops it, the files kept for a resume
+            // (which truncates them to its checkpoint's sizes).
+            Err(Error::DiskFull(_)) => return Ok(p.finish(LayeredOutcome::Undecided(Budget::Disk))),
+            Err(e) => return Err(e),
         }
     }
     if lock(&p.spill).disk_low {

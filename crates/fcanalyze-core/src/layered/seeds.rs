@@ -21,7 +21,7 @@ use super::merge::LayerFile;
 use super::spill::{free_disk, io_error, SpillDir};
 use super::Totals;
 #[cfg(test)]
-use super::{DISK_SIZE, KILL_WITHIN};
+use super::{DISK_SIZE, FULL_AFTER, KILL_WITHIN};
 
 /// The seeds a thread of the search found for later layers, per layer a buffer in memory: sorted,
 /// deduplicated and written to the layer's file ([`Seeds::append`]) as one sorted run when they reach
@@ -139,6 +139,9 @@ pub(super) struct Seeds {
     /// Tests: the checkpoints within layers still to save before the search stops ([`KILL_WITHIN`]).
     #[cfg(test)]
     pub(super) kill_within: Option<usize>,
+    /// Tests: the runs still to write before a write fails as on a full disk ([`FULL_AFTER`]).
+    #[cfg(test)]
+    pub(super) full_after: Option<usize>,
 }
 
 impl Seeds {
@@ -165,6 +168,8 @@ impl Seeds {
             disk_size: DISK_SIZE.get(),
             #[cfg(test)]
             kill_within: KILL_WITHIN.get(),
+            #[cfg(test)]
+            full_after: FULL_AFTER.get(),
         })
     }
 
@@ -197,6 +202,14 @@ impl Seeds {
                 .open(&path)
                 .map_err(|e| io_error(&path, e))?;
             self.files[layer] = Some(BufWriter::with_capacity(1 << 20, f));
+        }
+        #[cfg(test)]
+        if let Some(n) = self.full_after {
+            if n == 0 {
+                let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+                return Err(io_error(&path, full));
+            }
+            self.full_after = Some(n - 1);
         }
         let w = self.files[layer].as_mut().expect("an open file");
         write_recs(w, buf, lean).map_err(|e| io_error(&path, e))?;

@@ -128,7 +128,11 @@ pub(super) fn free_disk(path: &Path) -> Option<u64> {
 }
 
 pub(super) fn io_error(path: &Path, e: std::io::Error) -> Error {
-    Error::Io(format!("layered proof, {}: {e}", path.display()))
+    let m = format!("layered proof, {}: {e}", path.display());
+    match e.kind() {
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => Error::DiskFull(m),
+        _ => Error::Io(m),
+    }
 }
 
 /// The name of level file `made` of `thread`'s groups.

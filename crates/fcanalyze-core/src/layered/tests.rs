@@ -622,6 +622,37 @@ fn the_kept_files_go_before_the_disk_runs_out() {
     assert!(!dir.exists());
 }
 
+/// A disk that fills although the free-disk checks passed (another writer, another thread took the
+/// room): the write that fails ends the search undecided for want of disk, its files kept, and the
+/// search resumed on a freed disk ends with the same proof. A full disk (ENOSPC) is told apart from
+/// other failures of the files.
+#[test]
+fn a_disk_that_fills_anyway_ends_the_search_undecided() {
+    let full = super::spill::io_error(Path::new("x"), std::io::Error::from_raw_os_error(28));
+    assert!(matches!(full, crate::error::Error::DiskFull(_)), "{full}");
+    let other = super::spill::io_error(Path::new("x"), std::io::Error::from_raw_os_error(5));
+    assert!(matches!(other, crate::error::Error::Io(_)), "{other}");
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let deal = Layout::deal(11982).unwrap();
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-full-{}", std::process::id()));
+    FULL_AFTER.set(Some(40));
+    let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir));
+    FULL_AFTER.set(None);
+    let r = r.unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
+    assert!(r.positions < 61_643, "{}", r.positions);
+    assert!(dir.join(CHECKPOINT_FILE).exists());
+    let r = search(&deal, 4, limits, None, 500, kept(u64::MAX), Some(&dir)).unwrap();
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    assert!(!dir.exists());
+}
+
 /// Past the disk budget for lines the search goes on, with the same count, and a win comes without
 /// a line.
 #[test]
