@@ -1,7 +1,7 @@
 //! The cascade that decides one cell count within a memory budget: the lean prover first, up to
 //! [`LEAN_POSITIONS`] or its memory; when it stops there, a wide beam, a beam over the layers and a
 //! short heuristic solve look for the line of a solvable position; and last the layered proof
-//! ([`crate::layered`]), which holds fewer positions at once and is about as fast per position.
+//! ([`crate::layered`]), which holds fewer positions at once and is as fast per position or (by orbits) faster.
 //! [`crate::classify`] and the Python binding (`strategy="prove"`) both decide a cell count through
 //! [`prove_bounded`].
 //!
@@ -25,12 +25,16 @@ use crate::solver::{Solver, Strategy};
 use crate::store::BYTES_PER_POSITION;
 
 /// Most positions of the lean prover in the cascade, below its memory: past it the giant stage begins.
-/// The layered proof costs about the same per position (deal 26063 with 1 cell: 31.3 s of CPU against
-/// the lean prover's 28.2 s, and less where the lean prover's table outgrows the caches), so a larger
-/// lean prover only adds to the cost of the proofs it cannot finish: deals 982 (2 cells), 24966 and
-/// 20410 (1 cell) each spent 500-700 s filling 10 GB (340 million positions) before their layered
-/// proofs started from nothing. Every line the lean prover found in deals 1-32,000 came within 66
-/// million positions (deal 267 with 2 cells), so they stay with it.
+/// The layered proof cost about the same per position before its groups were searched by orbits (deal
+/// 26063 with 1 cell: 31.3 s of CPU against the lean prover's 28.2 s), so a larger lean prover only
+/// adds to the cost of the proofs it cannot finish: deals 982 (2 cells), 24966 and 20410 (1 cell) each
+/// spent 500-700 s filling 10 GB (340 million positions) before their layered proofs started from
+/// nothing. Every line the lean prover found in deals 1-32,000 came within 66 million positions (deal
+/// 267 with 2 cells), so they stay with it. By orbits the layered proof is now often the faster one
+/// (one thread, deal 8983 with 1 cell: the lean prover's 100 million positions 54.5 s, the whole
+/// layered proof of 232 million 33.6 s; 20410 with 1 cell is the exception), but a lower cap would
+/// send the proofs between it and 100 million through the searches for a line first (about 40 s of
+/// CPU each): not lowered.
 pub const LEAN_POSITIONS: u64 = 100_000_000;
 /// The beams [`prove_bounded`] tries when the prover stops: width and most positions (a
 /// beam of 1,000,000 did not win deal 17760 with 2 cells within 150 million positions either, in 600 s).
