@@ -1,7 +1,8 @@
 //! The cascade that decides one cell count within a memory budget: the lean prover first, up to
 //! [`LEAN_POSITIONS`] or its memory; when it stops there, a wide beam, a beam over the layers and a
 //! short heuristic solve look for the line of a solvable position; and last the layered proof
-//! ([`crate::layered`]), which holds fewer positions at once and is as fast per position or (by orbits) faster.
+//! ([`crate::layered`]), which holds fewer positions at once and is as fast per position, or (by
+//! orbits) faster.
 //! [`crate::classify`] and the Python binding (`strategy="prove"`) both decide a cell count through
 //! [`prove_bounded`].
 //!
