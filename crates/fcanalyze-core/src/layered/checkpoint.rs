@@ -18,7 +18,7 @@ use super::Bounds;
 /// The first line of a checkpoint: its format.
 /// Format 2: level files hold tagged codes ([`super::code::tag`]); a checkpoint of format 1 is not
 /// resumed.
-pub(super) const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/2";
+pub(super) const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/3";
 
 /// Where each sorted run of a layer's file starts, and whether its records are lean (lean: keys alone).
 pub(super) type Runs = Vec<(u64, bool)>;

@@ -1,6 +1,7 @@
 //! Position codes and seed records. A seed on disk is a packed 20-byte key, the packed key of the
-//! position it was reached from, and its group's hash ([`Rec`], [`RECORD`] bytes; [`LEAN`] once the
-//! lines are forgotten). Within a group, a position is coded in 2 bits per free card ([`Frame`]).
+//! position it was reached from, its group's hash, and the trades whose images of it are seeds too
+//! ([`Rec`], [`RECORD`] bytes; [`LEAN`] once the lines are forgotten). Within a group, a position is
+//! coded in 2 bits per free card ([`Frame`]).
 
 use std::io::Write;
 
@@ -10,15 +11,22 @@ use crate::key::{
 };
 
 /// A seed: its packed key, the packed key of the position it was reached from ([`NO_PARENT`] for the
-/// start), and a 64-bit hash of its group's [`signature`] (high word first).
-pub(super) type Rec = [u32; 12];
+/// start), a 64-bit hash of its group's [`signature`] (high word first), and the trades (a mask of
+/// [`super::trades::pair_of_bit`]'s bits, 0 for none) whose images of the seed, and of its parent,
+/// are seeds and their parents as well: a group searched by orbits sends the children of each orbit's
+/// canonical position with the trades of the orbit, and the merge gives every image
+/// ([`super::merge::Merge::next_seed`]).
+pub(super) type Rec = [u32; 13];
 
 /// Bytes of a seed in a spill file.
-pub(super) const RECORD: usize = 48;
+pub(super) const RECORD: usize = 52;
 
-/// Bytes of a seed in a spill file once the lines are forgotten ([`Seeds::keep`] false): its key alone
-/// (the parent would serve no line, and the group hash is computed again from the key).
-pub(super) const LEAN: usize = PACKED_BYTES;
+/// Bytes of a seed in a spill file once the lines are forgotten ([`Seeds::keep`] false): its key and
+/// its trades (the parent would serve no line, and the group hash is computed again from the key).
+pub(super) const LEAN: usize = PACKED_BYTES + 4;
+
+/// The word of a [`Rec`] that holds its trades.
+pub(super) const MASK: usize = 12;
 
 /// The parent of the start.
 pub(super) const NO_PARENT: [u32; 5] = [u32::MAX; 5];
@@ -28,13 +36,20 @@ pub(super) fn rec_key(r: &Rec) -> [u32; 5] {
     r[..5].try_into().expect("five words")
 }
 
+/// A seed's key and trades: two records with the same are the same seeds (their parents aside).
+#[inline(always)]
+pub(super) fn rec_seeds(r: &Rec) -> ([u32; 5], u32) {
+    (rec_key(r), r[MASK])
+}
+
 #[inline(always)]
 pub(super) fn rec_parent(r: &Rec) -> [u32; 5] {
     r[5..10].try_into().expect("five words")
 }
 
-/// The order of seeds in the spill files: by group (the hash of the signature), then by key; as
-/// integers (the hash, the key's first four words, its last), which compare in a few instructions: the
+/// The order of seeds in the spill files: by group (the hash of the signature), then by key, then by
+/// trades; as integers (the hash, the key's first four words, its last with the trades), which compare
+/// in a few instructions: the
 /// words compared one by one made the sorts of the seeds a seventh of a proof's time, and the whole
 /// proof 9-11% slower (deal 26063 with 1 cell, its groups by levels).
 #[inline(always)]
@@ -43,23 +58,24 @@ pub(super) fn rec_order(r: &Rec) -> Order {
     (
         (r[10] as u64) << 32 | r[11] as u64,
         w(0) << 96 | w(1) << 64 | w(2) << 32 | w(3),
-        r[4],
+        (r[4] as u64) << 32 | r[MASK] as u64,
     )
 }
 
 /// A seed's place in the order of the spill files ([`rec_order`]).
-pub(super) type Order = (u64, u128, u32);
+pub(super) type Order = (u64, u128, u64);
 
-/// The packed key of a seed's [`Order`].
+/// The packed key and the trades of a seed's [`Order`].
 #[inline(always)]
-pub(super) fn order_key(&(_, k, last): &Order) -> [u32; 5] {
-    [
+pub(super) fn order_seeds(&(_, k, last): &Order) -> ([u32; 5], u32) {
+    let key = [
         (k >> 96) as u32,
         (k >> 64) as u32,
         (k >> 32) as u32,
         k as u32,
-        last,
-    ]
+        (last >> 32) as u32,
+    ];
+    (key, last as u32)
 }
 
 /// A hash of the group of `key` (equal signatures, equal hashes).
@@ -227,31 +243,43 @@ impl Frame {
     }
 }
 
-/// The seed in `bytes`, a record of [`RECORD`] bytes or a lean one ([`LEAN`]: its group hash computed
-/// again, no parent).
+/// The seed in `bytes`, a record of [`RECORD`] bytes or a lean one ([`LEAN`]: its key and trades, its
+/// group hash computed again, no parent).
 pub(super) fn decode_rec(bytes: &[u8]) -> Rec {
-    let mut rec = [0u32; 12];
-    for (i, x) in rec.iter_mut().enumerate().take(bytes.len() / 4) {
-        *x = u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
-    }
+    let word = |i: usize| u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+    let mut rec = [0u32; 13];
     if bytes.len() == LEAN {
+        for (i, x) in rec.iter_mut().enumerate().take(5) {
+            *x = word(i);
+        }
+        rec[MASK] = word(5);
         rec[5..10].copy_from_slice(&NO_PARENT);
         let h = group_hash(&unpack(&rec_key(&rec)));
         rec[10] = (h >> 32) as u32;
         rec[11] = h as u32;
+    } else {
+        for (i, x) in rec.iter_mut().enumerate() {
+            *x = word(i);
+        }
     }
     rec
 }
 
-/// `recs` written as records of [`RECORD`] bytes, or lean ones ([`LEAN`]).
+/// `recs` written as records of [`RECORD`] bytes, or lean ones ([`LEAN`]: the key, then the trades).
 pub(super) fn write_recs(w: &mut impl Write, recs: &[Rec], lean: bool) -> std::io::Result<()> {
     let mut bytes = [0u8; RECORD];
-    let width = if lean { LEAN } else { RECORD };
     for r in recs {
-        for (i, x) in r.iter().enumerate() {
-            bytes[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+        if lean {
+            for (i, x) in r[..5].iter().chain(&r[MASK..]).enumerate() {
+                bytes[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+            }
+            w.write_all(&bytes[..LEAN])?;
+        } else {
+            for (i, x) in r.iter().enumerate() {
+                bytes[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+            }
+            w.write_all(&bytes)?;
         }
-        w.write_all(&bytes[..width])?;
     }
     Ok(())
 }

@@ -244,7 +244,7 @@ impl GroupSet {
             }
             debug_assert!(l >= cx.layer, "a move lowered the progress");
             if l > cx.layer {
-                cx.seeds.push(l, k, Some(&key), cx.spill)?;
+                cx.seeds.push(l, k, Some(&key), 0, cx.spill)?;
                 continue;
             }
             debug_assert_eq!(

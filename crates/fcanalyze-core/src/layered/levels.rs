@@ -20,10 +20,10 @@ use super::twin::{seeds_match, Twin};
 use crate::error::Error;
 use crate::prover::NO;
 
-/// Tests: the codes expanded by groups searched by orbits, and the positions they counted, in the whole
-/// process.
+/// Tests: the codes expanded by groups searched by orbits, the positions they counted, the records
+/// with trades they sent, and the seeds those records stand for, in the whole process.
 #[cfg(test)]
-pub(super) static BY_ORBITS: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+pub(super) static BY_ORBITS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 /// Tests: the levels expanded and merged by more than one thread, in the whole process.
 #[cfg(test)]
 pub(super) static SHARED_LEVELS: std::sync::atomic::AtomicUsize =
@@ -487,7 +487,7 @@ fn expand(
             None => {
                 share.positions += 1;
                 let within = |k: &Key, m| push_code(&mut chunk, tag(frame.encode(k), m), max_chunk);
-                expand_one(cx, &key, moved, seen, within, |_| {})?
+                expand_one(cx, &key, moved, seen, within, None)?
             }
             Some(t) => {
                 let scratch = (&mut orbit, &mut leaving);
@@ -515,7 +515,7 @@ fn expand(
             // The children within the layer are the images of the code's own.
             let image = t.map_key(&key);
             let moved = t.map_card(moved);
-            if let Some(end) = expand_one(cx, &image, moved, seen, |_, _| {}, |_| {})? {
+            if let Some(end) = expand_one(cx, &image, moved, seen, |_, _| {}, None)? {
                 break Some(end);
             }
             cx.expanded += 1;
@@ -551,11 +551,13 @@ fn expand(
 
 /// The orbit of `code` under `trades` expanded, `code` its canonical position (the position of `key`,
 /// leaving the run `moved` unmoved; `total` the group's positions so far): the position's children
-/// within the group coded at their canonical positions into `chunk`, its children in later layers to
-/// `cx`'s seeds, and from every other position of the orbit the images of those children. When one of
-/// them is not known to be the image of its own ([`Trades::blocked`]), that position is expanded
-/// itself, for its children in later layers. The orbit's size, or the group's end when a position is
-/// sorted or a child is won. `scratch` holds the orbit and the children that leave.
+/// within the group coded at their canonical positions into `chunk`, and its children in later layers
+/// to `cx`'s seeds, each with the trades of the orbit ([`Trades::sent`]) whose images of it are the
+/// children of the other positions of the orbit: one record stands for the children of every position
+/// of the orbit whose trades are all known to map the children that leave ([`Trades::blocked`]). Each
+/// other position is expanded itself, for its children in later layers. The orbit's size, or the
+/// group's end when a position is sorted or a child is won. `scratch` holds the orbit and the
+/// children that leave.
 fn expand_orbit(
     cx: &mut Cx,
     frame: &Frame,
@@ -571,7 +573,7 @@ fn expand_orbit(
         let (c, mask) = trades.canonical(frame.encode(k));
         push_code(chunk, tag(c, trades.map_card(m, mask)), max_chunk)
     };
-    if let Some(end) = expand_one(cx, key, moved, total, within, |k| leaving.push(*k))? {
+    if let Some(end) = expand_one(cx, key, moved, total, within, Some(leaving))? {
         return Ok(Err(end));
     }
     trades.orbit(code, orbit);
@@ -579,29 +581,41 @@ fn expand_orbit(
         // Nor do the other positions of the orbit have children in later layers.
         return Ok(Ok(orbit.len()));
     }
+    // The positions of the orbit are the images of `key` under the products of the trades of
+    // `every`: those of the trades of `mapped` have the images of its children that leave.
     let blocked = leaving.iter().fold(0, |b, k| b | trades.blocked(k));
+    let every = orbit.iter().fold(0, |m, o| m | o.1);
+    let mapped = trades.sent(every & !blocked);
+    for k in leaving.iter() {
+        cx.seeds.push(progress(k), k, Some(key), mapped, cx.spill)?;
+    }
+    #[cfg(test)]
+    if mapped != 0 {
+        use std::sync::atomic::Ordering::Relaxed;
+        let members = orbit.iter().filter(|o| o.1 & blocked == 0).count();
+        BY_ORBITS[2].fetch_add(leaving.len() as u64, Relaxed);
+        BY_ORBITS[3].fetch_add((leaving.len() * members) as u64, Relaxed);
+    }
+    if blocked & every == 0 {
+        return Ok(Ok(orbit.len()));
+    }
     for &(image, mask) in &orbit[1..] {
-        let member = frame.decode(image);
-        debug_assert_eq!(member, trades.map_key(key, mask));
-        if mask & blocked != 0 {
-            let moved = trades.map_card(moved, mask);
-            if let Some(end) = expand_one(cx, &member, moved, total, |_, _| {}, |_| {})? {
-                return Ok(Err(end));
-            }
+        if mask & blocked == 0 {
             continue;
         }
-        for k in leaving.iter() {
-            let child = trades.map_key(k, mask);
-            cx.seeds
-                .push(progress(&child), &child, Some(&member), cx.spill)?;
+        let member = frame.decode(image);
+        debug_assert_eq!(member, trades.map_key(key, mask));
+        let moved = trades.map_card(moved, mask);
+        if let Some(end) = expand_one(cx, &member, moved, total, |_, _| {}, None)? {
+            return Ok(Err(end));
         }
     }
     Ok(Ok(orbit.len()))
 }
 
 /// Expand the position of `key` (searched by levels, leaving the run `moved` unmoved): its children
-/// in later layers go to `cx`'s seeds (and to `left`), those in the layer to `within` with the run
-/// each may leave unmoved. The group's end when the position is sorted or a child is won.
+/// in later layers go to `cx`'s seeds (to `leaving` instead, if given), those in the layer to `within`
+/// with the run each may leave unmoved. The group's end when the position is sorted or a child is won.
 #[inline(always)]
 fn expand_one(
     cx: &mut Cx,
@@ -609,7 +623,7 @@ fn expand_one(
     moved: u8,
     total: usize,
     mut within: impl FnMut(&Key, u8),
-    mut left: impl FnMut(&Key),
+    mut leaving: Option<&mut Vec<Key>>,
 ) -> Result<Option<GroupEnd>> {
     if cx.rules.is_sorted(key) {
         return Ok(Some(GroupEnd::Won {
@@ -631,8 +645,10 @@ fn expand_one(
         }
         let l = progress(k);
         if l > cx.layer {
-            cx.seeds.push(l, k, Some(key), cx.spill)?;
-            left(k);
+            match leaving.as_deref_mut() {
+                Some(v) => v.push(*k),
+                None => cx.seeds.push(l, k, Some(key), 0, cx.spill)?,
+            }
         } else {
             within(k, m);
         }

@@ -1,14 +1,17 @@
-//! The k-way merge of a layer's sorted runs ([`Merge`]): its seeds group by group, each key once.
+//! The k-way merge of a layer's sorted runs ([`Merge`]): its seeds group by group, each record once,
+//! and each record's images under its trades.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::key::{signature, unpack, Key};
 
-use super::code::{decode_rec, order_key, rec_order, Order, Rec, LEAN, RECORD};
+use super::code::{decode_rec, order_seeds, rec_order, Order, Rec, LEAN, RECORD};
 use super::spill::io_error;
+use super::trades::images;
 
 /// One sorted run of a layer's file, being read: the bytes `pos..end` still to read, the bytes of its
 /// records, and a chunk read.
@@ -33,8 +36,10 @@ pub(super) struct Merge {
     pub(super) chunk: usize,
     pub(super) runs: Vec<Run>,
     pub(super) heap: std::collections::BinaryHeap<Head>,
-    /// The last key given (a key may be in several runs).
-    pub(super) last: Option<[u32; 5]>,
+    /// The last record given, its key and trades (a record may be in several runs).
+    pub(super) last: Option<([u32; 5], u32)>,
+    /// The images of the last record under its trades, still to give ([`Merge::next_seed`]).
+    pub(super) images: Vec<(Key, Option<Key>)>,
 }
 
 /// A layer's file to merge: its path, the bytes of each sorted run (and whether it is lean), and the
@@ -156,6 +161,7 @@ impl Merge {
     /// holds nothing else, by a binary search of the rest of the run on disk (a run is sorted by group
     /// hash first), so that a large group is not read.
     pub(super) fn skip_group(&mut self, h: u64) -> Result<()> {
+        self.images.clear();
         while let Some(&std::cmp::Reverse((order, i))) = self.heap.peek() {
             if order.0 != h {
                 break;
@@ -211,8 +217,9 @@ impl Merge {
         }
     }
 
-    /// The next seed key of group hash `h` (in key order, each key once), `None` past the last one.
-    pub(super) fn next_in_group(&mut self, h: u64) -> Result<Option<[u32; 5]>> {
+    /// The next seed record of group hash `h`, its packed key and trades (in key order, each record
+    /// once), `None` past the last one.
+    pub(super) fn next_in_group(&mut self, h: u64) -> Result<Option<([u32; 5], u32)>> {
         while let Some(&std::cmp::Reverse((order, i))) = self.heap.peek() {
             if order.0 != h {
                 return Ok(None);
@@ -221,13 +228,36 @@ impl Merge {
             if let Some(r) = self.next_of(i)? {
                 self.heap.push(std::cmp::Reverse((rec_order(&r), i)));
             }
-            let key = order_key(&order);
-            if self.last != Some(key) {
-                self.last = Some(key);
-                return Ok(Some(key));
+            let seeds = order_seeds(&order);
+            if self.last != Some(seeds) {
+                self.last = Some(seeds);
+                return Ok(Some(seeds));
             }
         }
         Ok(None)
+    }
+
+    /// The next seed of group hash `h`: each record's key, then its images under its trades (a key may
+    /// come more than once), `None` past the last one.
+    pub(super) fn next_seed(&mut self, h: u64) -> Result<Option<Key>> {
+        if let Some((k, _)) = self.images.pop() {
+            return Ok(Some(k));
+        }
+        let Some((packed, mask)) = self.next_in_group(h)? else {
+            return Ok(None);
+        };
+        let key = unpack(&packed);
+        if mask != 0 {
+            images(&key, None, mask, &mut self.images);
+            let sig = signature(&key);
+            if self.images.iter().any(|(k, _)| signature(k) != sig) {
+                return Err(Error::Internal(
+                    "a seed's image under its trades lies in another group".into(),
+                ));
+            }
+            self.images.swap_remove(0);
+        }
+        Ok(Some(key))
     }
 }
 
@@ -238,7 +268,7 @@ mod tests {
 
     /// A seed record of group hash `h` and key words `k`.
     fn rec(h: u64, k: u32) -> Rec {
-        let mut r = [0u32; 12];
+        let mut r = [0u32; 13];
         r[0] = k;
         r[4] = k.rotate_left(7);
         r[10] = (h >> 32) as u32;

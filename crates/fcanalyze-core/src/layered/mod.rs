@@ -9,8 +9,8 @@
 //! and the cards still on their dealt card are fixed too ([`signature`]): a layer splits into groups that
 //! cannot reach each other. The search finishes the layers in increasing order, group by group. A
 //! group's positions are found from earlier layers (its *seeds*, kept in a spill file of packed 20-byte
-//! keys, each with the 20-byte key of the position it came from, sorted and deduplicated in batches
-//! before they are written) and from each other: depth first, in a set of the group's positions in
+//! keys, each with the 20-byte key of the position it came from and the trades whose images of both
+//! are seeds too, sorted and deduplicated in batches before they are written) and from each other: depth first, in a set of the group's positions in
 //! memory (`Table`: a position is coded in 2 bits per card the group leaves free, in a slot of as few
 //! bytes as that takes: 8 for 31 free cards, 14 for 52). The seeds come one at a time from the merge, and
 //! the stack is bounded: positions that find it full wait in the set, flagged as not taken, and scans
@@ -18,15 +18,17 @@
 //! the current group's set, the bounded stack, the merge's read buffers and the write buffers; the
 //! disk holds the later layers' seeds, duplicates included, and the finished layers' as long as they
 //! take at most twice the memory budget (past it, a win comes without a line, and the seeds are written
-//! lean from then on: 20 bytes, the key alone, instead of 48).
+//! lean from then on: 24 bytes, the key and its trades, instead of 52).
 //!
 //! The count of a finished search is the exact number of distinct canonical positions reachable (layers
 //! are disjoint and each layer's set is exact), the same as [`crate::prover::Prover`]'s. Two groups of
 //! a layer that are each other's image under a trade of two cards (`twin.rs`) are searched as one when
 //! the first goes by levels: the second's positions are the images of the first's, expanded only for
-//! their children in later layers, and counted. The group sets
-//! keep no parent links; a seed keeps the position it was reached from, and each layer's seeds stay on
-//! disk until the search ends. So when a won position turns up, the line to it is found again backwards
+//! their children in later layers, and counted. A group searched by the orbits of trades of two cards
+//! (`trades.rs`) sends the children of each orbit's canonical position on with the trades that map
+//! them to the other positions' children, one record for all (the merge gives every image). The group
+//! sets keep no parent links; a seed keeps the position it was reached from, and each layer's seeds
+//! stay on disk until the search ends. So when a won position turns up, the line to it is found again backwards
 //! ([`chain_to`]): a breadth-first search of its group from the group's seeds reaches it, the seed that
 //! leads there names a position of an earlier layer, whose group is searched again from its seeds, and so
 //! on down to the start. Each step holds one group with parent links (about 100 bytes a position).

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::key::signature;
 use crate::key::Key;
-use crate::key::{signature, unpack};
 use crate::layer::{progress, LAYERS};
 use crate::layout::Layout;
 use crate::limits::Limits;
@@ -133,7 +133,7 @@ fn search_in(
         Some(c) => p.resume_from(c)?,
         None => {
             let first = progress(&root);
-            p.bufs[0].push(first, &root, None, &p.spill)?;
+            p.bufs[0].push(first, &root, None, 0, &p.spill)?;
             first
         }
     };
@@ -522,7 +522,7 @@ pub(super) fn search_share(cx: &mut Cx, file: &LayerFile) -> Result<Option<Group
         // The seeds of this hash: the first one's group is searched with them as they come, the seeds
         // of other groups with the same hash (rare) are kept aside and searched after.
         let mut aside: Vec<Key> = Vec::new();
-        let mut first = merge.next_in_group(h)?.map(|k| unpack(&k));
+        let mut first = merge.next_seed(h)?;
         while let Some(seed) = first {
             let sig = signature(&seed);
             let mut rest = std::mem::take(&mut aside).into_iter();
@@ -533,8 +533,7 @@ pub(super) fn search_share(cx: &mut Cx, file: &LayerFile) -> Result<Option<Group
                     }
                     aside.push(k);
                 }
-                while let Some(k) = merge.next_in_group(h)? {
-                    let k = unpack(&k);
+                while let Some(k) = merge.next_seed(h)? {
                     if signature(&k) == sig {
                         return Ok(Some(k));
                     }

@@ -15,10 +15,12 @@ use crate::layer::{progress, LAYERS};
 
 use super::checkpoint::{Checkpoint, Finished, LevelState, Runs};
 use super::code::{
-    decode_rec, group_hash, rec_key, rec_order, write_recs, Rec, LEAN, NO_PARENT, RECORD,
+    decode_rec, group_hash, rec_key, rec_order, rec_parent, rec_seeds, write_recs, Rec, LEAN, MASK,
+    NO_PARENT, RECORD,
 };
 use super::merge::LayerFile;
 use super::spill::{free_disk, io_error, SpillDir};
+use super::trades::images;
 use super::Totals;
 #[cfg(test)]
 use super::{DISK_SIZE, FULL_AFTER, KILL_WITHIN};
@@ -41,21 +43,24 @@ impl SeedBuf {
         }
     }
 
-    /// A seed of `layer`, reached from `parent` (`None`: the start).
+    /// A seed of `layer`, reached from `parent` (`None`: the start), with its images under the trades
+    /// of `trades` (a mask of [`super::trades::pair_of_bit`]'s bits: 0, the seed alone).
     #[inline]
     pub(super) fn push(
         &mut self,
         layer: usize,
         key: &Key,
         parent: Option<&Key>,
+        trades: u32,
         spill: &Spill,
     ) -> Result<()> {
-        let mut rec = [0u32; 12];
+        let mut rec = [0u32; 13];
         rec[..5].copy_from_slice(&pack(key));
         rec[5..10].copy_from_slice(&parent.map_or(NO_PARENT, pack));
         let h = group_hash(key);
         rec[10] = (h >> 32) as u32;
         rec[11] = h as u32;
+        rec[MASK] = trades;
         self.buffers[layer].push(rec);
         self.buffered += 1;
         if self.buffered >= self.flush_keys {
@@ -80,7 +85,7 @@ impl SeedBuf {
         }
         self.buffered -= buf.len();
         buf.sort_unstable_by_key(rec_order);
-        buf.dedup_by_key(|r| rec_key(r));
+        buf.dedup_by_key(|r| rec_seeds(r));
         let r = lock(spill).append(layer, buf);
         buf.clear();
         buf.shrink_to(0);
@@ -286,8 +291,8 @@ impl Seeds {
         self.kept = 0;
     }
 
-    /// The kept seeds of the group of `key`, with their parents, sorted and deduplicated by key; `None`
-    /// when the files were not kept.
+    /// The kept seeds of the group of `key`, with their parents (each record's images under its trades
+    /// too), sorted and deduplicated by key; `None` when the files were not kept.
     pub(super) fn group_of(&self, key: &Key) -> Result<Option<Vec<Rec>>> {
         if !self.keep {
             return Ok(None);
@@ -298,9 +303,21 @@ impl Seeds {
         if !path.exists() {
             return Ok(None);
         }
+        let mut each = Vec::new();
         read_recs(&path, |r| {
-            if signature(&unpack(&rec_key(r))) == sig {
-                group.push(*r);
+            let seed = unpack(&rec_key(r));
+            if signature(&seed) != sig {
+                return;
+            }
+            let parent = rec_parent(r);
+            let parent = (parent != NO_PARENT).then(|| unpack(&parent));
+            images(&seed, parent.as_ref(), r[MASK], &mut each);
+            for (k, p) in &each {
+                let mut rec = *r;
+                rec[..5].copy_from_slice(&pack(k));
+                rec[5..10].copy_from_slice(&p.as_ref().map_or(NO_PARENT, pack));
+                rec[MASK] = 0;
+                group.push(rec);
             }
         })?;
         group.sort_unstable_by_key(rec_key);

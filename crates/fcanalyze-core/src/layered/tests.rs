@@ -300,7 +300,8 @@ fn groups_searched_by_levels_count_the_same() {
 /// Groups searched by the orbits of their trades (docs/reductions.md, "Trades within a group") count
 /// every position: deals whose groups have trades, under both rules of automatic moves, with one
 /// thread or two, give the count of the search that holds every group in its set, and the same
-/// without trades, while the groups by orbits hold fewer codes than the positions they count.
+/// without trades and with lean records, while the groups by orbits hold fewer codes than the
+/// positions they count and send fewer records than the seeds those stand for.
 #[test]
 fn groups_searched_by_orbits_count_the_same() {
     use std::sync::atomic::Ordering::Relaxed;
@@ -337,6 +338,24 @@ fn groups_searched_by_orbits_count_the_same() {
                 assert!(
                     codes > 0 && codes < positions,
                     "{what}: {codes} codes, {positions}"
+                );
+                // The children of orbits were sent as records with trades, fewer than the seeds
+                // they stand for.
+                let (records, seeds) = (after[2] - before[2], after[3] - before[3]);
+                assert!(
+                    records > 0 && records < seeds,
+                    "{what}: {records} records, {seeds} seeds"
+                );
+                // The same with lean records from the start (no lines kept).
+                let lean = Bounds {
+                    max_kept: 0,
+                    ..levels
+                };
+                let r = search(&layout, k, limits, None, 5000, lean, None).unwrap();
+                assert_eq!(
+                    (r.outcome, r.positions),
+                    (whole.outcome, whole.positions),
+                    "{what}, lean"
                 );
                 let plain = Bounds {
                     trades: false,
@@ -945,7 +964,7 @@ fn merges_split_into_ranges_of_about_equal_sizes() {
 /// one part; levels of several parts are saved and read back.
 #[test]
 fn checkpoints_list_the_parts_of_levels() {
-    let old = "fcanalyze-layered-checkpoint/2\nidentity x\nlayer 3\n\
+    let old = "fcanalyze-layered-checkpoint/3\nidentity x\nlayer 3\n\
                levels 2 1,2,3,4,5,6 10 level-0-000007.codes 4 - 0\n\
                levels 5 1,2,3,4,5,7 20 level-1-000009.codes 6 level-1-000008.codes 3\nend\n";
     let c = Checkpoint::parse(old).unwrap();

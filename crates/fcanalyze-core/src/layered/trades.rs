@@ -80,11 +80,54 @@ impl Bits {
 /// once), as [`Trades::keep`] finds them.
 pub(super) type Kept = (Trades, Vec<u128>);
 
+/// The trade of bit `b` of a seed's trades ([`super::code::Rec`]): the two black cards of rank `b / 2`
+/// (suits 0 and 3) for an even bit, the two red ones (suits 1 and 2) for an odd one.
+pub(super) fn pair_of_bit(b: u32) -> (Card, Card) {
+    let (x, y) = if b & 1 == 0 { (0, 3) } else { (1, 2) };
+    let r = (b / 2) as u8;
+    (make(r, x), make(r, y))
+}
+
+/// The bit of the trade of `x` and another card of its rank and colour ([`pair_of_bit`]).
+fn bit_of_pair(x: Card) -> u32 {
+    2 * rank(x) as u32 + matches!(suit(x), 1 | 2) as u32
+}
+
+/// The images of the seed `key` and of its parent `parent` under every product of the trades of
+/// `mask` ([`pair_of_bit`]'s bits) into `out`, each image once, `key` first: the seeds a record with
+/// those trades stands for ([`super::code::Rec`]). The trades commute and are their own inverses, so a
+/// trade takes the images of the trades before it onto themselves or onto keys all outside them (as in
+/// [`Trades::orbit`]).
+pub(super) fn images(
+    key: &Key,
+    parent: Option<&Key>,
+    mask: u32,
+    out: &mut Vec<(Key, Option<Key>)>,
+) {
+    out.clear();
+    out.push((*key, parent.copied()));
+    let mut m = mask;
+    while m != 0 {
+        let (x, y) = pair_of_bit(m.trailing_zeros());
+        m &= m - 1;
+        let image = swap(key, x, y);
+        if out.iter().any(|o| o.0 == image) {
+            continue;
+        }
+        for i in 0..out.len() {
+            let (k, p) = out[i];
+            out.push((swap(&k, x, y), p.map(|p| swap(&p, x, y))));
+        }
+    }
+}
+
 /// The trades a group keeps, from the kings down, and their places in the group's codes.
 #[derive(Clone, Debug)]
 pub(super) struct Trades {
     pub(super) pairs: Vec<(Card, Card)>,
     bits: Vec<Bits>,
+    /// Each trade's bit in the seeds' records ([`pair_of_bit`]).
+    sent: Vec<u32>,
     /// The group's foundations.
     found: [u8; 4],
 }
@@ -164,6 +207,7 @@ impl Trades {
             })
             .collect();
         Trades {
+            sent: pairs.iter().map(|&(x, _)| bit_of_pair(x)).collect(),
             pairs,
             bits,
             found: foundations(&frame.decode(0)),
@@ -324,6 +368,13 @@ impl Trades {
         k
     }
 
+    /// The trades of `mask` as the bits of a seed's record ([`pair_of_bit`]).
+    pub(super) fn sent(&self, mask: u32) -> u32 {
+        let each = self.sent.iter().enumerate();
+        each.filter(|&(j, _)| mask >> j & 1 == 1)
+            .fold(0, |m, (_, &b)| m | 1 << b)
+    }
+
     /// The trades (a mask) under which the image of `child`, a position one move from the group, is
     /// not known to be the child of the image ([`alike`]).
     pub(super) fn blocked(&self, child: &Key) -> u32 {
@@ -474,6 +525,41 @@ mod tests {
         let lone = seeds.iter().position(|c| canon.binary_search(c).is_err());
         seeds.remove(lone.expect("a position not canonical"));
         assert_eq!(t.closes(&seeds), None);
+    }
+
+    /// The images of a record with trades ([`images`]) are the images of its seed under every product
+    /// of the trades (each once), each with its parent's image under the same product (one of them
+    /// when several give that image): what the positions of an orbit sent one by one.
+    #[test]
+    fn the_images_of_a_record_are_those_of_every_product_of_its_trades() {
+        let (frame, t, codes) = group();
+        let every = (1u32 << t.pairs.len()) - 1;
+        let mut out = Vec::new();
+        let mut sizes = std::collections::BTreeSet::new();
+        for (i, &code) in codes.iter().enumerate().step_by(13).take(300) {
+            let key = frame.decode(code);
+            let parent = frame.decode(codes[(i * 7 + 1) % codes.len()]);
+            for mask in [every, every & 0b101, 1] {
+                super::images(&key, Some(&parent), t.sent(mask), &mut out);
+                assert_eq!(out[0], (key, Some(parent)));
+                let mut want: Vec<Key> = (0..=mask)
+                    .filter(|s| s & !mask == 0)
+                    .map(|s| t.map_key(&key, s))
+                    .collect();
+                want.sort_unstable();
+                want.dedup();
+                let mut got: Vec<Key> = out.iter().map(|o| o.0).collect();
+                got.sort_unstable();
+                assert_eq!(got, want, "{code:#x} under {mask:#b}");
+                for (k, p) in &out {
+                    let by = |s: u32| t.map_key(&key, s) == *k && *p == Some(t.map_key(&parent, s));
+                    let products = (0..=mask).filter(|s| s & !mask == 0);
+                    assert!(products.clone().any(by), "{code:#x} under {mask:#b}");
+                }
+                sizes.insert(out.len());
+            }
+        }
+        assert!(sizes.iter().any(|&s| s > 2), "{sizes:?}");
     }
 
     /// The trades a checkpoint lists read back; a torn list does not.

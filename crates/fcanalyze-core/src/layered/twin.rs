@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::card::{make, opposite_suits, rank, suit, Card};
 use crate::error::Result;
 use crate::key::{
-    loc_of, set_loc, signature, unpack, Key, LOC_DEALT, LOC_HOME, LOC_PARENT_HI, LOC_PARENT_LO,
+    loc_of, set_loc, signature, Key, LOC_DEALT, LOC_HOME, LOC_PARENT_HI, LOC_PARENT_LO,
 };
 use crate::prover::Rules;
 #[cfg(test)]
@@ -166,8 +166,7 @@ impl Twins {
         let mut by_sig: HashMap<[u64; 6], usize> = HashMap::new();
         let mut number = 0u64;
         while let Some(h) = merge.peek_hash() {
-            if let Some(k) = merge.next_in_group(h)? {
-                let key = unpack(&k);
+            if let Some(key) = merge.next_seed(h)? {
                 by_sig.entry(signature(&key)).or_insert(groups.len());
                 groups.push((number, h, key));
             }
@@ -258,8 +257,7 @@ pub(super) fn seeds_match(
 ) -> Result<bool> {
     let mut merge = Merge::open_at(file, twin.hash)?;
     let mut codes = Vec::new();
-    while let Some(k) = merge.next_in_group(twin.hash)? {
-        let key = unpack(&k);
+    while let Some(key) = merge.next_seed(twin.hash)? {
         if signature(&key) != twin.sig {
             continue;
         }
