@@ -16,8 +16,8 @@ use super::trades::Trades;
 use super::Bounds;
 
 /// The first line of a checkpoint: its format.
-/// Format 2: level files hold tagged codes ([`super::code::tag`]); a checkpoint of format 1 is not
-/// resumed.
+/// Format 2: level files hold tagged codes ([`super::code::tag`]). Format 3: seed records carry their
+/// trades ([`super::code::RECORD`] 52 bytes, 24 lean). A checkpoint of an older format is not resumed.
 pub(super) const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/3";
 
 /// Where each sorted run of a layer's file starts, and whether its records are lean (lean: keys alone).

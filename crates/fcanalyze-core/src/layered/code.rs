@@ -49,9 +49,8 @@ pub(super) fn rec_parent(r: &Rec) -> [u32; 5] {
 
 /// The order of seeds in the spill files: by group (the hash of the signature), then by key, then by
 /// trades; as integers (the hash, the key's first four words, its last with the trades), which compare
-/// in a few instructions: the
-/// words compared one by one made the sorts of the seeds a seventh of a proof's time, and the whole
-/// proof 9-11% slower (deal 26063 with 1 cell, its groups by levels).
+/// in a few instructions: the words compared one by one made the sorts of the seeds a seventh of a
+/// proof's time, and the whole proof 9-11% slower (deal 26063 with 1 cell, its groups by levels).
 #[inline(always)]
 pub(super) fn rec_order(r: &Rec) -> Order {
     let w = |i: usize| r[i] as u128;
