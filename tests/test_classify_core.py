@@ -73,17 +73,17 @@ def test_prove_strategy_uses_the_lean_prover() -> None:
 @pytest.mark.slow
 def test_the_layered_proof_takes_over_when_memory_runs_out() -> None:
     """Deal 883 with no free cell: 2,174,568 reachable positions, more than the depth-first prover holds in
-    40, 20 or 10 MB; the layered proof finishes in each (it holds one group at a time) with the same
-    exact count. With 5 MB neither does, and the answer is undecided, never unsolvable."""
+    40, 20, 10 or 5 MB; the layered proof finishes in each (it holds one group at a time) with the same
+    exact count. With 2 MB neither does, and the answer is undecided, never unsolvable."""
     (full,) = _core.classify(883, 0)
     assert (full["outcome"], full["positions"]) == ("unsolvable", 2_174_568)
-    for mb in (40, 20, 10):
+    for mb in (40, 20, 10, 5):
         (lean,) = _core.classify(883, 0, max_memory_mb=mb)
         assert (lean["outcome"], lean["positions"]) == ("unsolvable", 2_174_568)
     # Two threads share the layers' groups (and the memory): the same count.
     (shared,) = _core.classify(883, 0, max_memory_mb=20, threads=2)
     assert (shared["outcome"], shared["positions"]) == ("unsolvable", 2_174_568)
-    (short,) = _core.classify(883, 0, max_memory_mb=5)
+    (short,) = _core.classify(883, 0, max_memory_mb=2)
     assert short["outcome"] == "undecided" and short["exhausted"] == "positions"
 
 
