@@ -6,8 +6,8 @@
 use std::io::Write;
 
 use crate::key::{
-    hash, key_shift, key_word, loc_of, set_loc, signature, unpack, Key, FIELD_LOW, LOC_BOTTOM,
-    LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_HI, LOC_PARENT_LO, PACKED_BYTES,
+    hash, key_shift, key_word, loc_of, pack, set_loc, signature, unpack, Key, FIELD_LOW,
+    LOC_BOTTOM, LOC_CELL, LOC_DEALT, LOC_HOME, LOC_PARENT_HI, LOC_PARENT_LO, PACKED_BYTES,
 };
 
 /// A seed: its packed key, the packed key of the position it was reached from ([`NO_PARENT`] for the
@@ -34,6 +34,19 @@ pub(super) const NO_PARENT: [u32; 5] = [u32::MAX; 5];
 #[inline(always)]
 pub(super) fn rec_key(r: &Rec) -> [u32; 5] {
     r[..5].try_into().expect("five words")
+}
+
+/// The record of the seed `key`, reached from `parent` (`None`: the start), with its trades `trades`.
+#[inline]
+pub(super) fn make_rec(key: &Key, parent: Option<&Key>, trades: u32) -> Rec {
+    let mut rec = [0u32; 13];
+    rec[..5].copy_from_slice(&pack(key));
+    rec[5..10].copy_from_slice(&parent.map_or(NO_PARENT, pack));
+    let h = group_hash(key);
+    rec[10] = (h >> 32) as u32;
+    rec[11] = h as u32;
+    rec[MASK] = trades;
+    rec
 }
 
 /// A seed's key and trades: two records with the same are the same seeds (their parents aside).

@@ -10,12 +10,12 @@ use std::time::Instant;
 #[cfg(test)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::key::{pack, signature, unpack, Key};
+use crate::key::{signature, unpack, Key};
 use crate::layer::{progress, LAYERS};
 
 use super::checkpoint::{Checkpoint, Finished, LevelState, Runs};
 use super::code::{
-    decode_rec, group_hash, rec_key, rec_order, rec_parent, rec_seeds, write_recs, Rec, LEAN, MASK,
+    decode_rec, make_rec, rec_key, rec_order, rec_parent, rec_seeds, write_recs, Rec, LEAN, MASK,
     NO_PARENT, RECORD,
 };
 use super::merge::LayerFile;
@@ -54,14 +54,7 @@ impl SeedBuf {
         trades: u32,
         spill: &Spill,
     ) -> Result<()> {
-        let mut rec = [0u32; 13];
-        rec[..5].copy_from_slice(&pack(key));
-        rec[5..10].copy_from_slice(&parent.map_or(NO_PARENT, pack));
-        let h = group_hash(key);
-        rec[10] = (h >> 32) as u32;
-        rec[11] = h as u32;
-        rec[MASK] = trades;
-        self.buffers[layer].push(rec);
+        self.buffers[layer].push(make_rec(key, parent, trades));
         self.buffered += 1;
         if self.buffered >= self.flush_keys {
             self.flush(spill)?;
@@ -312,13 +305,7 @@ impl Seeds {
             let parent = rec_parent(r);
             let parent = (parent != NO_PARENT).then(|| unpack(&parent));
             images(&seed, parent.as_ref(), r[MASK], &mut each);
-            for (k, p) in &each {
-                let mut rec = *r;
-                rec[..5].copy_from_slice(&pack(k));
-                rec[5..10].copy_from_slice(&p.as_ref().map_or(NO_PARENT, pack));
-                rec[MASK] = 0;
-                group.push(rec);
-            }
+            group.extend(each.iter().map(|(k, p)| make_rec(k, p.as_ref(), 0)));
         })?;
         group.sort_unstable_by_key(rec_key);
         group.dedup_by_key(|r| rec_key(r));

@@ -114,7 +114,8 @@ pub(super) fn images(
         if out.iter().any(|o| o.0 == image) {
             continue;
         }
-        for i in 0..out.len() {
+        out.push((image, parent.map(|p| swap(p, x, y))));
+        for i in 1..out.len() - 1 {
             let (k, p) = out[i];
             out.push((swap(&k, x, y), p.map(|p| swap(&p, x, y))));
         }
@@ -126,8 +127,6 @@ pub(super) fn images(
 pub(super) struct Trades {
     pub(super) pairs: Vec<(Card, Card)>,
     bits: Vec<Bits>,
-    /// Each trade's bit in the seeds' records ([`pair_of_bit`]).
-    sent: Vec<u32>,
     /// The group's foundations.
     found: [u8; 4],
 }
@@ -207,7 +206,6 @@ impl Trades {
             })
             .collect();
         Trades {
-            sent: pairs.iter().map(|&(x, _)| bit_of_pair(x)).collect(),
             pairs,
             bits,
             found: foundations(&frame.decode(0)),
@@ -370,9 +368,9 @@ impl Trades {
 
     /// The trades of `mask` as the bits of a seed's record ([`pair_of_bit`]).
     pub(super) fn sent(&self, mask: u32) -> u32 {
-        let each = self.sent.iter().enumerate();
+        let each = self.pairs.iter().enumerate();
         each.filter(|&(j, _)| mask >> j & 1 == 1)
-            .fold(0, |m, (_, &b)| m | 1 << b)
+            .fold(0, |m, (_, &(x, _))| m | 1 << bit_of_pair(x))
     }
 
     /// The trades (a mask) under which the image of `child`, a position one move from the group, is
