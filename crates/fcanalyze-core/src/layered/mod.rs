@@ -11,10 +11,10 @@
 //! group's positions are found from earlier layers (its *seeds*, kept in a spill file of packed 20-byte
 //! keys, each with the 20-byte key of the position it came from and the trades whose images of both
 //! are seeds too, sorted and deduplicated in batches before they are written) and from each other:
-//! depth first, in a set of the group's positions in
-//! memory (`Table`: a position is coded in 2 bits per card the group leaves free, in a slot of as few
-//! bytes as that takes: 8 for 31 free cards, 14 for 52). The seeds come one at a time from the merge, and
-//! the stack is bounded: positions that find it full wait in the set, flagged as not taken, and scans
+//! depth first, in a set of the group's positions in memory (`Table`: a position is coded in 2 bits per
+//! card the group leaves free, in a slot of as few bytes as that takes: 8 for 31 free cards, 14 for 52).
+//! The seeds come one at a time from the merge, and the stack is bounded: positions that find it full
+//! wait in the set, flagged as not taken, and scans
 //! of the set take them. A finished group is dropped: no later position leads back to it. Memory holds
 //! the current group's set, the bounded stack, the merge's read buffers and the write buffers; the
 //! disk holds the later layers' seeds, duplicates included, and the finished layers' as long as they
@@ -32,7 +32,8 @@
 //! stay on disk until the search ends. So when a won position turns up, the line to it is found again
 //! backwards ([`chain_to`]): a breadth-first search of its group from the group's seeds reaches it,
 //! the seed that leads there names a position of an earlier layer, whose group is searched again from
-//! its seeds, and so on down to the start. Each step holds one group with parent links (about 100 bytes a position).
+//! its seeds, and so on down to the start. Each step holds one group with parent links (about 100
+//! bytes a position).
 //!
 //! Threads ([`LayeredConfig::threads`]) share each layer out group by group: every thread merges the
 //! layer's file on its own (passing over the groups of others, the large ones without reading them),
