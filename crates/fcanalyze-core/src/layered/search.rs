@@ -232,6 +232,7 @@ impl Proof {
         t.res.peak_parts = c.peak_parts;
         t.res.peak_disk = c.peak_disk;
         let s = &mut *lock(&self.spill);
+        s.saved = Some(c.clone());
         (s.keep, s.kept, s.transient, s.disk) = (c.keep, c.kept, c.transient, c.disk);
         for (l, written, runs) in c.layers {
             s.written[l] = written;
@@ -338,6 +339,7 @@ impl Proof {
         let elapsed = self.before_ms + self.start.elapsed().as_secs_f64() * 1e3;
         let c = s.checkpoint(layer, &self.t, &self.ident, elapsed);
         c.save(&s.dir.state())?;
+        s.saved = Some(c.clone());
         // The base of the checkpoints saved within the layer.
         let c = Checkpoint {
             finished: vec![],

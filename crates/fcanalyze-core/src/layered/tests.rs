@@ -1008,3 +1008,79 @@ fn deal_26063_by_levels_with_one_thread_or_two() {
         );
     }
 }
+
+/// A layer's file of seeds merged into one run as it grows (each seed once, [`Seeds::compact`]) leaves
+/// every proof as it was: the same outcome and count on one thread and two, on less disk; resumed after
+/// a kill between the merge's checkpoint and the merged file's replacing the runs (the resumption
+/// completes the replacement), and resumed after kills within layers with merges on the way.
+#[test]
+fn seeds_merged_into_one_run_as_their_file_grows_leave_the_proof() {
+    use super::seeds::MERGES;
+    use std::sync::atomic::Ordering::Relaxed;
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-merged-{}", std::process::id()));
+    let levels = Bounds {
+        max_set_len: 300,
+        level_chunk: 1000,
+        save_every_ms: 30,
+        ..kept(0)
+    };
+    for (layout, k) in [(Layout::deal(11982).unwrap(), 4), (late_position(), 0)] {
+        let whole = search(&layout, k, limits, None, 200, kept(0), None).unwrap();
+        for threads in [1, 2] {
+            let b = Bounds { threads, ..kept(0) };
+            let before = MERGES.load(Relaxed);
+            COMPACT_AT.set(Some(1 << 12));
+            let merged = search(&layout, k, limits, None, 200, b, None);
+            COMPACT_AT.set(None);
+            let merged = merged.unwrap();
+            assert!(MERGES.load(Relaxed) > before, "no file merged");
+            assert_eq!(merged.outcome, whole.outcome);
+            if threads == 1 || whole.outcome == LayeredOutcome::Unsolvable {
+                assert_eq!(merged.positions, whole.positions);
+                assert!(merged.peak_disk < whole.peak_disk, "{merged:?} {whole:?}");
+            }
+        }
+        // Killed after the checkpoint of a merge, before the merged file replaced the runs.
+        COMPACT_AT.set(Some(1 << 12));
+        KILL_AT_MERGE.set(true);
+        let killed = search(&layout, k, limits, None, 200, kept(0), Some(&dir));
+        KILL_AT_MERGE.set(false);
+        assert!(killed.is_err(), "no merge listed in a checkpoint");
+        let pending = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "merged"));
+        assert!(pending, "no merged file waiting to replace its runs");
+        let resumed = search(&layout, k, limits, None, 200, kept(0), Some(&dir));
+        COMPACT_AT.set(None);
+        let resumed = resumed.unwrap();
+        assert_eq!(
+            (resumed.outcome, resumed.positions),
+            (whole.outcome, whole.positions)
+        );
+        assert!(!dir.exists(), "the files go when the search ends");
+        // Killed within layers again and again, merging on the way.
+        let before = MERGES.load(Relaxed);
+        let mut runs = 0;
+        let r = loop {
+            COMPACT_AT.set(Some(1 << 12));
+            KILL_WITHIN.set(Some(2));
+            let r = search(&layout, k, limits, None, 200, levels, Some(&dir));
+            KILL_WITHIN.set(None);
+            COMPACT_AT.set(None);
+            runs += 1;
+            assert!(runs < 2000, "no progress after {runs} runs");
+            if let Ok(r) = r {
+                break r;
+            }
+        };
+        assert!(runs > 2, "{runs} runs");
+        assert!(MERGES.load(Relaxed) > before, "no file merged");
+        assert_eq!((r.outcome, r.positions), (whole.outcome, whole.positions));
+        assert!(!dir.exists(), "the files go when the search ends");
+    }
+}
