@@ -107,7 +107,10 @@ fn search_in(
         return Ok(finish(res, LayeredOutcome::Won, before_ms, start));
     }
     let threads = bounds.threads.max(1);
-    let spill = Spill::new(Seeds::new(bounds.max_kept, bounds.min_free_disk, dir)?);
+    let mut seeds = Seeds::new(bounds.max_kept, bounds.min_free_disk, dir)?;
+    // A merge of a layer's file sorts as many seeds at once as the threads' buffers hold.
+    seeds.compact_chunk = flush_keys;
+    let spill = Spill::new(seeds);
     // Each thread's share of the memory: its seeds' buffers, its stack, its group's set.
     let bufs = seed_bufs(flush_keys, threads);
     let mut p = Proof {

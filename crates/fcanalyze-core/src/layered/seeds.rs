@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::key::{signature, unpack, Key};
+use crate::key::{pack, signature, unpack, Key};
 use crate::layer::{progress, LAYERS};
 
 use super::checkpoint::{Checkpoint, Finished, LevelState, Runs};
@@ -29,6 +29,9 @@ use super::{COMPACT_AT, DISK_SIZE, FULL_AFTER, KILL_AT_MERGE, KILL_WITHIN};
 /// before: unmerged, the file of deal 384243's layer 49 (2 cells) took 36.9 GB for 169 million
 /// positions, and filled the disk.
 pub(super) const COMPACT_FROM: u64 = 8 << 30;
+
+/// Seeds a merge of a layer's file sorts at once unless told ([`Seeds::compact_chunk`]).
+const FLUSH_CHUNK: usize = 1 << 24;
 
 /// Tests: the merges of a layer's runs into one ([`Seeds::compact`]), in the whole process.
 #[cfg(test)]
@@ -126,6 +129,8 @@ pub(super) struct Seeds {
     /// the bytes from which its file is merged.
     pub(super) compacted: Vec<u64>,
     pub(super) compact_from: u64,
+    /// Seeds sorted at once in a merge (its chunks).
+    pub(super) compact_chunk: usize,
     /// The last checkpoint saved (a resumable search's), which a merge of a layer's runs updates.
     pub(super) saved: Option<Checkpoint>,
     /// Bytes of the last layer's file when it is not kept (removed when the next layer's replaces it).
@@ -178,6 +183,7 @@ impl Seeds {
             #[cfg(test)]
             compact_from: COMPACT_AT.get().unwrap_or(COMPACT_FROM),
             saved: None,
+            compact_chunk: FLUSH_CHUNK,
             transient: 0,
             min_free,
             disk_low: false,
@@ -276,7 +282,10 @@ impl Seeds {
         let size = self.written[layer];
         let file = LayerFile::open(path.clone(), run_ends(&self.runs[layer], size))?;
         let merged = self.dir.merged(layer);
-        let bytes = match write_merged(&file, &merged) {
+        let scratch = self.dir.merged(LAYERS);
+        let written = write_merged(&file, &scratch, self.compact_chunk, &merged);
+        let _ = std::fs::remove_file(&scratch);
+        let bytes = match written {
             Ok(b) => b,
             Err(e) => {
                 let _ = std::fs::remove_file(&merged);
@@ -486,18 +495,57 @@ fn run_ends(starts: &Runs, size: u64) -> Vec<(u64, u64, bool)> {
         .collect()
 }
 
-/// The runs of `file` merged into one lean run, each record (key and trades) once, written to `to` and
-/// made durable: its bytes.
-fn write_merged(file: &LayerFile, to: &Path) -> Result<u64> {
+/// The seeds of `file`'s runs as one lean run at `to`, made durable, each seed once: its bytes. Every
+/// record's images under its trades are listed as records of their own (without trades: each reader of
+/// the file lists those images, [`Merge::next_seed`]), in chunks of `chunk` sorted and written as runs to
+/// `scratch`, and those merged, each key once. A record with trades stands for several seeds, and the
+/// records of one seed come from several senders, under several keys and trades: deduplicated as
+/// records, the file of 384243's layer 49 (2 cells) lost only 6-9% of its bytes.
+fn write_merged(file: &LayerFile, scratch: &Path, chunk: usize, to: &Path) -> Result<u64> {
+    let f = File::create(scratch).map_err(|e| io_error(scratch, e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    let mut runs = Vec::new();
+    let mut at = 0u64;
+    let mut buf: Vec<Rec> = Vec::new();
+    let mut write_chunk = |buf: &mut Vec<Rec>, w: &mut BufWriter<File>| -> Result<()> {
+        buf.sort_unstable_by_key(rec_order);
+        buf.dedup_by_key(|r| rec_key(r));
+        write_recs(w, buf, true).map_err(|e| io_error(scratch, e))?;
+        let end = at + (buf.len() * LEAN) as u64;
+        runs.push((at, end, true));
+        at = end;
+        buf.clear();
+        Ok(())
+    };
+    let mut m = Merge::open(file)?;
+    while let Some(h) = m.peek_hash() {
+        let mut rec = [0u32; 13];
+        (rec[10], rec[11]) = ((h >> 32) as u32, h as u32);
+        while let Some(key) = m.next_seed(h)? {
+            rec[..5].copy_from_slice(&pack(&key));
+            buf.push(rec);
+            if buf.len() >= chunk {
+                write_chunk(&mut buf, &mut w)?;
+            }
+        }
+    }
+    if !buf.is_empty() {
+        write_chunk(&mut buf, &mut w)?;
+    }
+    drop(buf);
+    let f = w
+        .into_inner()
+        .map_err(|e| io_error(scratch, e.into_error()))?;
+    drop(f);
+    let chunks = LayerFile::open(scratch.to_path_buf(), runs)?;
     let f = File::create(to).map_err(|e| io_error(to, e))?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
-    let mut m = Merge::open(file)?;
-    let mut rec = [0u32; 13];
+    let mut m = Merge::open(&chunks)?;
     let mut n = 0u64;
     while let Some(h) = m.peek_hash() {
-        while let Some((key, trades)) = m.next_in_group(h)? {
+        let mut rec = [0u32; 13];
+        while let Some((key, _)) = m.next_in_group(h)? {
             rec[..5].copy_from_slice(&key);
-            rec[MASK] = trades;
             write_recs(&mut w, std::slice::from_ref(&rec), true).map_err(|e| io_error(to, e))?;
             n += 1;
         }
