@@ -353,20 +353,6 @@ impl Checkpoint {
                     }
                 }
             }
-            // A merge of a layer's runs saved in the checkpoint (one lean run, of the merged file's
-            // bytes) but stopped before its file replaced the runs: the replacement is completed. (A
-            // checkpoint saved before the merge that lists one lean run of as many bytes lists the
-            // same records: the merge keeps each of them, once.) A merged file the checkpoint does not
-            // list so is removed below with the other files it does not list.
-            for (l, written, runs) in &c.layers {
-                let merged = dir.merged(*l);
-                let done = runs[..] == [(0, true)]
-                    && std::fs::metadata(&merged).is_ok_and(|m| m.len() == *written);
-                if done {
-                    let file = dir.file(*l);
-                    std::fs::rename(&merged, &file).map_err(|e| io_error(&file, e))?;
-                }
-            }
             let short = |l: usize, written: u64| {
                 std::fs::metadata(dir.file(l)).map_or(true, |m| m.len() < written)
             };

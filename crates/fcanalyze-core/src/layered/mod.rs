@@ -184,12 +184,6 @@ thread_local! {
     static KILL_WITHIN: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     /// Tests: the runs of seeds written before a write fails as on a full disk.
     static FULL_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-    /// Tests: the bytes from which a layer's file of seeds is merged into one run (in place of
-    /// [`seeds::COMPACT_FROM`]).
-    static COMPACT_AT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
-    /// Tests: a resumable search stops, as if killed, after the checkpoint of its first merge of a
-    /// layer's runs that one lists, before the merged file replaces the runs.
-    static KILL_AT_MERGE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// How a layered proof runs besides its limits: its memory, its write buffers, its threads, and where

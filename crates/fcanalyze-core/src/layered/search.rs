@@ -107,10 +107,7 @@ fn search_in(
         return Ok(finish(res, LayeredOutcome::Won, before_ms, start));
     }
     let threads = bounds.threads.max(1);
-    let mut seeds = Seeds::new(bounds.max_kept, bounds.min_free_disk, dir)?;
-    // A merge of a layer's file sorts as many seeds at once as the threads' buffers hold.
-    seeds.compact_chunk = flush_keys;
-    let spill = Spill::new(seeds);
+    let spill = Spill::new(Seeds::new(bounds.max_kept, bounds.min_free_disk, dir)?);
     // Each thread's share of the memory: its seeds' buffers, its stack, its group's set.
     let bufs = seed_bufs(flush_keys, threads);
     let mut p = Proof {
@@ -235,7 +232,6 @@ impl Proof {
         t.res.peak_parts = c.peak_parts;
         t.res.peak_disk = c.peak_disk;
         let s = &mut *lock(&self.spill);
-        s.saved = Some(c.clone());
         (s.keep, s.kept, s.transient, s.disk) = (c.keep, c.kept, c.transient, c.disk);
         for (l, written, runs) in c.layers {
             s.written[l] = written;
@@ -342,7 +338,6 @@ impl Proof {
         let elapsed = self.before_ms + self.start.elapsed().as_secs_f64() * 1e3;
         let c = s.checkpoint(layer, &self.t, &self.ident, elapsed);
         c.save(&s.dir.state())?;
-        s.saved = Some(c.clone());
         // The base of the checkpoints saved within the layer.
         let c = Checkpoint {
             finished: vec![],

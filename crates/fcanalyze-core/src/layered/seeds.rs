@@ -7,8 +7,10 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use crate::error::{Error, Result};
-use crate::key::{pack, signature, unpack, Key};
+#[cfg(test)]
+use crate::error::Error;
+use crate::error::Result;
+use crate::key::{signature, unpack, Key};
 use crate::layer::{progress, LAYERS};
 
 use super::checkpoint::{Checkpoint, Finished, LevelState, Runs};
@@ -16,26 +18,12 @@ use super::code::{
     decode_rec, make_rec, rec_key, rec_order, rec_parent, rec_seeds, write_recs, Rec, LEAN, MASK,
     NO_PARENT, RECORD,
 };
-use super::merge::{LayerFile, Merge};
+use super::merge::LayerFile;
 use super::spill::{free_disk, io_error, SpillDir};
 use super::trades::images;
 use super::Totals;
 #[cfg(test)]
-use super::{COMPACT_AT, DISK_SIZE, FULL_AFTER, KILL_AT_MERGE, KILL_WITHIN};
-
-/// A layer's file of seeds is merged into one sorted run, each seed once ([`Seeds::compact`]), when it
-/// holds this many bytes and twice what its last merge left. Each flush of the buffers removes only its
-/// own duplicates, and a position of a giant layer is reached from some nine positions of the layer
-/// before: unmerged, the file of deal 384243's layer 49 (2 cells) took 36.9 GB for 169 million
-/// positions, and filled the disk.
-pub(super) const COMPACT_FROM: u64 = 8 << 30;
-
-/// Seeds a merge of a layer's file sorts at once unless told ([`Seeds::compact_chunk`]).
-const FLUSH_CHUNK: usize = 1 << 24;
-
-/// Tests: the merges of a layer's runs into one ([`Seeds::compact`]), in the whole process.
-#[cfg(test)]
-pub(super) static MERGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+use super::{DISK_SIZE, FULL_AFTER, KILL_WITHIN};
 
 /// The seeds a thread of the search found for later layers, per layer a buffer in memory: sorted,
 /// deduplicated and written to the layer's file ([`Seeds::append`]) as one sorted run when they reach
@@ -125,14 +113,6 @@ pub(super) struct Seeds {
     pub(super) keep: bool,
     pub(super) max_kept: u64,
     pub(super) kept: u64,
-    /// Per layer: the bytes its file held after its last merge into one run ([`Seeds::compact`]), and
-    /// the bytes from which its file is merged.
-    pub(super) compacted: Vec<u64>,
-    pub(super) compact_from: u64,
-    /// Seeds sorted at once in a merge (its chunks).
-    pub(super) compact_chunk: usize,
-    /// The last checkpoint saved (a resumable search's), which a merge of a layer's runs updates.
-    pub(super) saved: Option<Checkpoint>,
     /// Bytes of the last layer's file when it is not kept (removed when the next layer's replaces it).
     pub(super) transient: u64,
     /// Free disk space a write must leave; a write that would leave less is not made, and the search
@@ -160,10 +140,6 @@ pub(super) struct Seeds {
     /// Tests: the runs still to write before a write fails as on a full disk ([`FULL_AFTER`]).
     #[cfg(test)]
     pub(super) full_after: Option<usize>,
-    /// Tests: a kill after a merge's checkpoint, before the merged file replaces the runs
-    /// ([`KILL_AT_MERGE`]).
-    #[cfg(test)]
-    pub(super) kill_at_merge: bool,
 }
 
 impl Seeds {
@@ -177,13 +153,6 @@ impl Seeds {
             keep: true,
             max_kept,
             kept: 0,
-            compacted: vec![0; LAYERS],
-            #[cfg(not(test))]
-            compact_from: COMPACT_FROM,
-            #[cfg(test)]
-            compact_from: COMPACT_AT.get().unwrap_or(COMPACT_FROM),
-            saved: None,
-            compact_chunk: FLUSH_CHUNK,
             transient: 0,
             min_free,
             disk_low: false,
@@ -199,8 +168,6 @@ impl Seeds {
             kill_within: KILL_WITHIN.get(),
             #[cfg(test)]
             full_after: FULL_AFTER.get(),
-            #[cfg(test)]
-            kill_at_merge: KILL_AT_MERGE.get(),
         })
     }
 
@@ -247,82 +214,6 @@ impl Seeds {
         self.runs[layer].push((self.written[layer], lean));
         self.written[layer] += bytes;
         self.disk += bytes;
-        if self.compact_due(layer) {
-            self.compact(layer)?;
-        }
-        Ok(())
-    }
-
-    /// Whether `layer`'s file is to be merged into one run now: its lines forgotten (its runs are
-    /// merged lean), past [`Seeds::compact_from`] bytes and twice its last merge, and room on the
-    /// disk for a merged file as large as it.
-    fn compact_due(&self, layer: usize) -> bool {
-        let written = self.written[layer];
-        !self.keep
-            && self.merging != Some(layer)
-            && self.runs[layer].len() > 1
-            && written >= self.compact_from.max(2 * self.compacted[layer])
-            && !self.short_of(written)
-    }
-
-    /// Merge the sorted runs of `layer`'s file into one, each seed (key and trades) once, and put it in
-    /// the file's place: the seeds the layer will search are the same, in fewer bytes. A resumable
-    /// search's last checkpoint then lists the merged file as its one run, saved before the merged
-    /// file replaces the runs (a search killed in between completes the replacement when it resumes,
-    /// [`Checkpoint::load`]). The seeds written since that checkpoint are in the merged file too: the
-    /// resumed search finds them again, and the merge of the layer takes each once. A disk that
-    /// refuses the merged file leaves the runs as they were.
-    pub(super) fn compact(&mut self, layer: usize) -> Result<()> {
-        let started = Instant::now();
-        let path = self.dir.file(layer);
-        if let Some(w) = self.files[layer].take() {
-            w.into_inner()
-                .map_err(|e| io_error(&path, e.into_error()))?;
-        }
-        let size = self.written[layer];
-        let file = LayerFile::open(path.clone(), run_ends(&self.runs[layer], size))?;
-        let merged = self.dir.merged(layer);
-        let scratch = self.dir.merged(LAYERS);
-        let written = write_merged(&file, &scratch, self.compact_chunk, &merged);
-        let _ = std::fs::remove_file(&scratch);
-        let bytes = match written {
-            Ok(b) => b,
-            Err(e) => {
-                let _ = std::fs::remove_file(&merged);
-                if !matches!(e, Error::DiskFull(_)) {
-                    return Err(e);
-                }
-                self.compacted[layer] = size;
-                return Ok(());
-            }
-        };
-        drop(file);
-        if let Some(c) = self.saved.as_mut() {
-            if let Some(i) = c.layers.iter().position(|&(l, _, _)| l == layer) {
-                c.disk = c.disk.saturating_sub(c.layers[i].1) + bytes;
-                c.layers[i] = (layer, bytes, vec![(0, true)]);
-                c.save(&self.dir.state())?;
-                #[cfg(test)]
-                if self.kill_at_merge {
-                    return Err(Error::Io("killed (test)".into()));
-                }
-            }
-        }
-        #[cfg(test)]
-        MERGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        std::fs::rename(&merged, &path).map_err(|e| io_error(&path, e))?;
-        self.runs[layer] = vec![(0, true)];
-        self.written[layer] = bytes;
-        self.compacted[layer] = bytes;
-        self.disk = self.disk.saturating_sub(size) + bytes;
-        if crate::cascade::tracing() {
-            eprintln!(
-                "fcanalyze trace: seeds of layer {layer} merged into one run: {} MB -> {} MB in {:.1} s",
-                size >> 20,
-                bytes >> 20,
-                started.elapsed().as_secs_f64()
-            );
-        }
         Ok(())
     }
 
@@ -356,7 +247,12 @@ impl Seeds {
         std::fs::rename(&path, &kept).map_err(|e| io_error(&kept, e))?;
         self.merging = Some(layer);
         let starts = std::mem::take(&mut self.runs[layer]);
-        LayerFile::open(kept, run_ends(&starts, size)).map(Some)
+        let runs = starts
+            .iter()
+            .enumerate()
+            .map(|(i, &(at, lean))| (at, starts.get(i + 1).map_or(size, |r| r.0), lean))
+            .collect();
+        LayerFile::open(kept, runs).map(Some)
     }
 
     /// Whether writing `bytes` more would leave less free disk than the search must leave.
@@ -467,7 +363,6 @@ impl Seeds {
         c.finished = self.finished.clone();
         c.by_levels = self.by_levels.clone();
         c.save(&self.dir.state())?;
-        self.saved = Some(c);
         self.saved_at = Some(Instant::now());
         #[cfg(test)]
         if let Some(n) = self.kill_within {
@@ -483,76 +378,6 @@ impl Seeds {
     pub(super) fn save_due(&self, every: std::time::Duration) -> bool {
         self.layer_start.is_some() && self.saved_at.map_or(true, |t| t.elapsed() >= every)
     }
-}
-
-/// The runs that start at `starts` of a file of `size` bytes: where each starts and ends, and whether
-/// it is lean.
-fn run_ends(starts: &Runs, size: u64) -> Vec<(u64, u64, bool)> {
-    starts
-        .iter()
-        .enumerate()
-        .map(|(i, &(at, lean))| (at, starts.get(i + 1).map_or(size, |r| r.0), lean))
-        .collect()
-}
-
-/// The seeds of `file`'s runs as one lean run at `to`, made durable, each seed once: its bytes. Every
-/// record's images under its trades are listed as records of their own (without trades: each reader of
-/// the file lists those images, [`Merge::next_seed`]), in chunks of `chunk` sorted and written as runs to
-/// `scratch`, and those merged, each key once. A record with trades stands for several seeds, and the
-/// records of one seed come from several senders, under several keys and trades: deduplicated as
-/// records, the file of 384243's layer 49 (2 cells) lost only 6-9% of its bytes.
-fn write_merged(file: &LayerFile, scratch: &Path, chunk: usize, to: &Path) -> Result<u64> {
-    let f = File::create(scratch).map_err(|e| io_error(scratch, e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, f);
-    let mut runs = Vec::new();
-    let mut at = 0u64;
-    let mut buf: Vec<Rec> = Vec::new();
-    let mut write_chunk = |buf: &mut Vec<Rec>, w: &mut BufWriter<File>| -> Result<()> {
-        buf.sort_unstable_by_key(rec_order);
-        buf.dedup_by_key(|r| rec_key(r));
-        write_recs(w, buf, true).map_err(|e| io_error(scratch, e))?;
-        let end = at + (buf.len() * LEAN) as u64;
-        runs.push((at, end, true));
-        at = end;
-        buf.clear();
-        Ok(())
-    };
-    let mut m = Merge::open(file)?;
-    while let Some(h) = m.peek_hash() {
-        let mut rec = [0u32; 13];
-        (rec[10], rec[11]) = ((h >> 32) as u32, h as u32);
-        while let Some(key) = m.next_seed(h)? {
-            rec[..5].copy_from_slice(&pack(&key));
-            buf.push(rec);
-            if buf.len() >= chunk {
-                write_chunk(&mut buf, &mut w)?;
-            }
-        }
-    }
-    if !buf.is_empty() {
-        write_chunk(&mut buf, &mut w)?;
-    }
-    drop(buf);
-    let f = w
-        .into_inner()
-        .map_err(|e| io_error(scratch, e.into_error()))?;
-    drop(f);
-    let chunks = LayerFile::open(scratch.to_path_buf(), runs)?;
-    let f = File::create(to).map_err(|e| io_error(to, e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, f);
-    let mut m = Merge::open(&chunks)?;
-    let mut n = 0u64;
-    while let Some(h) = m.peek_hash() {
-        let mut rec = [0u32; 13];
-        while let Some((key, _)) = m.next_in_group(h)? {
-            rec[..5].copy_from_slice(&key);
-            write_recs(&mut w, std::slice::from_ref(&rec), true).map_err(|e| io_error(to, e))?;
-            n += 1;
-        }
-    }
-    let f = w.into_inner().map_err(|e| io_error(to, e.into_error()))?;
-    f.sync_all().map_err(|e| io_error(to, e))?;
-    Ok(n * LEAN as u64)
 }
 
 /// Each record of the file at `path`, in order.

@@ -36,12 +36,6 @@ impl SpillDir {
         self.0.join(format!("layer-{layer:03}.keys"))
     }
 
-    /// `layer`'s file merged into one sorted run ([`super::seeds::Seeds::compact`]), before it replaces
-    /// the file.
-    pub(super) fn merged(&self, layer: usize) -> PathBuf {
-        self.0.join(format!("layer-{layer:03}.merged"))
-    }
-
     /// The checkpoint of a resumable search ([`Checkpoint`]).
     pub(super) fn state(&self) -> PathBuf {
         self.0.join(CHECKPOINT_FILE)
