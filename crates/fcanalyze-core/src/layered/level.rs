@@ -39,6 +39,9 @@ const SAMPLES: usize = 64;
 /// Bytes of each file reader's buffer.
 const READ_BUFFER: usize = 1 << 20;
 
+/// A merge into the next level asks whether to stop every this many codes read (some milliseconds).
+pub(super) const OUT_EVERY: u64 = 1 << 20;
+
 impl Level {
     pub(super) fn len(&self) -> usize {
         self.parts.iter().map(|p| p.len).sum()
@@ -209,14 +212,17 @@ impl Levels {
     }
 
     /// The codes `lo..hi` (unbounded where `None`) of `runs` and `chunks` (each sorted), each once,
-    /// that are not in `cur` or `prev`, written to a part of the next level (of no codes: no file).
+    /// that are not in `cur` or `prev`, written to a part of the next level (of no codes: no file);
+    /// `None`, its file removed, when `out` says so (asked every [`OUT_EVERY`] codes: the merge of a
+    /// giant level reads tens of gigabytes, and a stop asked meanwhile must not wait for it).
     pub(super) fn merge_range(
         &self,
         (runs, chunks): (&[Part], &[&[u128]]),
         cur: &Level,
         prev: &Level,
         (lo, hi): (Option<u128>, Option<u128>),
-    ) -> Result<Part> {
+        out: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Option<Part>> {
         let mut sources = Vec::with_capacity(runs.len() + chunks.len());
         for r in runs {
             sources.push(Source::File(Level::of([r.clone()]).read_from(lo)?));
@@ -236,9 +242,16 @@ impl Levels {
         let (path, mut w) = self.create()?;
         let mut len = 0usize;
         let mut last: Option<u128> = None;
+        let mut read = 0u64;
         while let Some(std::cmp::Reverse((code, i))) = heap.pop() {
             if hi.is_some_and(|hi| code >= hi) {
                 break;
+            }
+            read += 1;
+            if read % OUT_EVERY == 0 && out() {
+                drop(w);
+                let _ = std::fs::remove_file(&path);
+                return Ok(None);
             }
             if let Some(n) = sources[i].next_code()? {
                 heap.push(std::cmp::Reverse((n, i)));
@@ -268,7 +281,7 @@ impl Levels {
             let _ = std::fs::remove_file(&path);
         }
         self.disk.fetch_add((len * CODE) as u64, Ordering::Relaxed);
-        Ok(Part { path, len })
+        Ok(Some(Part { path, len }))
     }
 
     /// The files of `parts` removed.
@@ -329,4 +342,54 @@ pub(super) fn split_points(mut samples: Vec<Sample>, n: usize) -> Vec<u128> {
     let last = points.last().copied().unwrap_or(u128::MAX);
     points.resize(n.saturating_sub(1), last);
     points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A merge into the next level asked to stop gives no part and leaves no file; not asked, it gives
+    /// every code of its runs once, less those of the levels before.
+    #[test]
+    fn a_merge_asked_to_stop_leaves_nothing() {
+        let dir = std::env::temp_dir().join(format!("fcanalyze-level-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let levels = Levels {
+            dir: dir.clone(),
+            thread: 0,
+            made: AtomicU64::new(0),
+            disk: AtomicU64::new(0),
+            min_free: 0,
+        };
+        let n = 3 * OUT_EVERY as u128;
+        let mut samples = Vec::new();
+        let runs: Vec<Part> = (0..3u128)
+            .map(|r| {
+                let mut chunk: Vec<u128> = (0..n).filter(|x| x % 3 != r).map(|x| x << 8).collect();
+                levels.write_run(&mut chunk, &mut samples).unwrap()
+            })
+            .collect();
+        let mut old: Vec<u128> = (0..n).filter(|x| x % 5 == 0).map(|x| x << 8).collect();
+        let prev = Level::of([levels.write_run(&mut old, &mut samples).unwrap()]);
+        let none = Level::default();
+        let files = || std::fs::read_dir(&dir).unwrap().count();
+        let before = files();
+        let stopped = levels
+            .merge_range((&runs, &[]), &prev, &none, (None, None), &|| true)
+            .unwrap();
+        assert!(stopped.is_none());
+        assert_eq!(files(), before, "a stopped merge left its file");
+        let part = levels
+            .merge_range((&runs, &[]), &prev, &none, (None, None), &|| false)
+            .unwrap()
+            .unwrap();
+        let mut read = Level::of([part.clone()]).read_from(None).unwrap();
+        let mut got = Vec::new();
+        while let Some(c) = read.next_code().unwrap() {
+            got.push(c);
+        }
+        let want: Vec<u128> = (0..n).filter(|x| x % 5 != 0).map(|x| x << 8).collect();
+        assert_eq!(got, want);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

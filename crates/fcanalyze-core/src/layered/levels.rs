@@ -84,9 +84,13 @@ pub(super) fn search_by_levels(
             if levels.disk_low(room) {
                 return Ok(GroupEnd::Out(Budget::Disk));
             }
-            let first = levels.merge_range((&runs, &[&chunk]), &none, &none, (None, None))?;
+            let out = out_of_time(cx);
+            let first = levels.merge_range((&runs, &[&chunk]), &none, &none, (None, None), &out)?;
             levels.remove(runs);
             chunk.clear();
+            let Some(first) = first else {
+                return Ok(GroupEnd::Out(Budget::Time));
+            };
             let cur = Level::of([first]);
             match cx.trades {
                 true => with_trades(cx, frame, &levels, cur, max_chunk)?,
@@ -428,11 +432,12 @@ fn level(
     let bound = |j: usize| (j.checked_sub(1).map(|k| points[k]), points.get(j).copied());
     let chunks: Vec<&[u128]> = shares.iter().map(|s| s.chunk.as_slice()).collect();
     let inputs = (runs.as_slice(), chunks.as_slice());
-    let merged: Vec<Result<Part>> = std::thread::scope(|scope| {
+    let out = &out_of_time(cx);
+    let merged: Vec<Result<Option<Part>>> = std::thread::scope(|scope| {
         let running: Vec<_> = (1..n)
-            .map(|j| scope.spawn(move || levels.merge_range(inputs, cur, prev, bound(j))))
+            .map(|j| scope.spawn(move || levels.merge_range(inputs, cur, prev, bound(j), out)))
             .collect();
-        let mut merged = vec![levels.merge_range(inputs, cur, prev, bound(0))];
+        let mut merged = vec![levels.merge_range(inputs, cur, prev, bound(0), out)];
         merged.extend(
             running
                 .into_iter()
@@ -443,8 +448,20 @@ fn level(
     levels.remove(runs);
     *chunk = std::mem::take(&mut shares[0].chunk);
     chunk.clear();
-    let next = Level::of(merged.into_iter().collect::<Result<Vec<_>>>()?);
+    let merged = merged.into_iter().collect::<Result<Vec<_>>>()?;
+    if merged.iter().any(Option::is_none) {
+        levels.remove(merged.into_iter().flatten().collect());
+        return Ok(Err(GroupEnd::Out(Budget::Time)));
+    }
+    let next = Level::of(merged.into_iter().flatten());
     Ok(Ok((next, shares.iter().map(|s| s.positions).sum())))
+}
+
+/// Whether `cx`'s search is out of time, or asked to stop from outside ([`crate::interrupt`]), for the
+/// merges of levels, which may run on other threads.
+fn out_of_time(cx: &Cx) -> impl Fn() -> bool + Sync {
+    let (limits, start) = (cx.limits, cx.start);
+    move || limits.out_of_time(start)
 }
 
 /// Codes `from..to` of `cur` expanded by `cx`'s thread (`total` the group's positions before `cur`):
