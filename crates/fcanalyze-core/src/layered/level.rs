@@ -40,7 +40,7 @@ const SAMPLES: usize = 64;
 const READ_BUFFER: usize = 1 << 20;
 
 /// A merge into the next level asks whether to stop every this many codes read (some milliseconds).
-pub(super) const OUT_EVERY: u64 = 1 << 20;
+const OUT_EVERY: u64 = 1 << 20;
 
 impl Level {
     pub(super) fn len(&self) -> usize {
@@ -383,7 +383,7 @@ mod tests {
             .merge_range((&runs, &[]), &prev, &none, (None, None), &|| false)
             .unwrap()
             .unwrap();
-        let mut read = Level::of([part.clone()]).read_from(None).unwrap();
+        let mut read = Level::of([part]).read_from(None).unwrap();
         let mut got = Vec::new();
         while let Some(c) = read.next_code().unwrap() {
             got.push(c);
