@@ -15,6 +15,7 @@ use super::code::{tag, untag, untagged, Frame, CODE};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::level::{sort_dedup, split_points, Level, Levels, Part, Sample};
 use super::seeds::{lock, SeedBuf};
+use super::table::Table;
 use super::trades::{Kept, Trades};
 use super::twin::{seeds_match, Twin};
 use crate::error::Error;
@@ -681,7 +682,7 @@ fn expand_one(
 /// children against 37%) but each probe then read the chunk far back, and the proof ran slower.
 const RECENT_BITS: u32 = 14;
 
-/// Where in a chunk the codes pushed last are, by a hash of the code: a child pushed again soon after
+/// Where in a chunk the codes pushed last are, by the group table's hash of the code: a child pushed again soon after
 /// (reached from two positions of a level expanded close together) is caught before it is sorted.
 /// The chunk keeps one copy with the least tag, as [`sort_dedup`] would, so the runs written are the
 /// same; the sort and the writes are spared the copies (deal 58537 with 1 cell: 37% of the children).
@@ -697,8 +698,7 @@ impl Recent {
     #[inline]
     pub(super) fn push(&mut self, chunk: &mut Vec<u128>, code: u128, max: usize) {
         let plain = untagged(code);
-        let mixed = ((plain >> 64) as u64 ^ plain as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let slot = &mut self.0[(mixed >> (64 - RECENT_BITS)) as usize];
+        let slot = &mut self.0[(Table::hash(untag(code).0) >> (64 - RECENT_BITS)) as usize];
         // A slot may point past the chunk, or at another code (a chunk written out and refilled):
         // only the same code at that place is a copy.
         if let Some(c) = chunk.get_mut(*slot as usize) {
