@@ -2,7 +2,8 @@
 //! [`LEAN_POSITIONS`] or its memory; when it stops there, a wide beam, a beam over the layers and a
 //! short heuristic solve look for the line of a solvable position; and last the layered proof
 //! ([`crate::layered`]), which holds fewer positions at once and is as fast per position, or (by
-//! orbits) faster.
+//! orbits) faster. On two threads and a memory budget that holds them all, the layered proof starts at
+//! once on one thread beside the others on the other ([`race`]), and the first answer stops the rest.
 //! [`crate::classify`] and the Python binding (`strategy="prove"`) both decide a cell count through
 //! [`prove_bounded`].
 //!
@@ -14,9 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::beam::{beam, layer_beam};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::interrupt::StopHere;
-use crate::layered::{has_checkpoint, prove_layered, threads_now, LayeredConfig, LayeredOutcome};
+use crate::layered::{
+    has_checkpoint, prove_layered, threads_now, LayeredConfig, LayeredOutcome, LayeredResult, Share,
+};
 use crate::layout::Layout;
 use crate::limits::Limits;
 use crate::line::checked_line;
@@ -54,6 +57,49 @@ const LAYER_BEAM_BYTES_PER_POSITION: usize = 160;
 /// count the layered proof then did not: the layered proof finds lines too. A depth-first solver that
 /// wanders far before its line is what remains worth a try, within the budget of a beam.
 const GIANT_SOLVER_POSITIONS: u64 = 20_000_000;
+/// Most bytes the lean prover holds per position (its set, 24-48 bytes a position, and its stack): it
+/// held 4.2 GB at 100 million positions in pass 4 of 1-1,000,000.
+const LEAN_BYTES_PER_POSITION: usize = 56;
+
+/// The position caps of the searches before the layered proof: the lean prover's and those of the
+/// searches for a line.
+#[derive(Clone, Copy)]
+struct Caps {
+    lean: u64,
+    beams: &'static [(usize, u64)],
+    layer_beam: u64,
+    solver: u64,
+}
+
+/// The caps of [`prove_bounded`].
+const CAPS: Caps = Caps {
+    lean: LEAN_POSITIONS,
+    beams: GIANT_BEAMS,
+    layer_beam: GIANT_LAYER_BEAM.2,
+    solver: GIANT_SOLVER_POSITIONS,
+};
+
+impl Caps {
+    /// Most bytes the searches before the layered proof hold at once, one after the other, within
+    /// `memory`: as much as the largest of them.
+    fn bytes(&self, memory: usize) -> usize {
+        let most = |positions: u64, per: usize| (positions as usize).saturating_mul(per);
+        let beams = self
+            .beams
+            .iter()
+            .map(|&(_, p)| most(p, BEAM_BYTES_PER_POSITION));
+        [
+            most(self.lean, LEAN_BYTES_PER_POSITION),
+            most(self.layer_beam, LAYER_BEAM_BYTES_PER_POSITION),
+            most(self.solver, 2 * BYTES_PER_POSITION),
+        ]
+        .into_iter()
+        .chain(beams)
+        .max()
+        .unwrap_or(0)
+        .min(memory)
+    }
+}
 
 /// Whether `FCANALYZE_TRACE` asks for the steps' lines (read once).
 pub(crate) fn tracing() -> bool {
@@ -91,9 +137,15 @@ pub(crate) fn trace(step: &str, cells: usize, r: &SearchResult) {
 /// when even that does not fit in the memory, the answer is undecided. Without a memory budget the
 /// prover alone decides, up to the position budget.
 ///
+/// On two threads or more ([`Prover::layered_threads`], or those lent), the layered proof starts at
+/// once beside the others ([`race`]): on one thread and a part of the memory while they run on the
+/// other, on all of them once they have found nothing. The answer is the same as in order: a line
+/// is the prover's or the searches' whenever they find one, a proof's count is exact either way.
+///
 /// With a `checkpoint` directory, the layered proof is resumable there
-/// ([`LayeredConfig::checkpoint_dir`]), and when the directory holds a checkpoint the search goes straight
-/// to it (the searches before it ran out before it was saved).
+/// ([`LayeredConfig::checkpoint_dir`]). When the directory holds a checkpoint, the layered proof goes
+/// on from it: beside the others again on two threads, straight away on one (one thread saves its
+/// checkpoints only once the others have found nothing).
 pub fn prove_bounded(
     prover: &mut Prover,
     solver: &mut Solver,
@@ -102,25 +154,81 @@ pub fn prove_bounded(
     limits: Limits,
     checkpoint: Option<&Path>,
 ) -> Result<SearchResult> {
+    prove_within(prover, solver, layout, ncells, limits, checkpoint, &CAPS)
+}
+
+/// [`prove_bounded`] with the searches before the layered proof capped by `caps`.
+fn prove_within(
+    prover: &mut Prover,
+    solver: &mut Solver,
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    checkpoint: Option<&Path>,
+    caps: &Caps,
+) -> Result<SearchResult> {
     let threads = prover.layered_threads;
-    if let Some(dir) = checkpoint.filter(|d| prover.max_memory.is_some() && has_checkpoint(d)) {
-        return layered_result(
-            layout,
-            ncells,
-            limits,
-            prover.max_memory,
-            threads,
-            Some(dir),
-            0.0,
-        );
-    }
     let Some(memory) = prover.max_memory else {
         let r = prover.prove(layout, ncells, limits)?;
         trace("prover", ncells, &r);
         return Ok(r);
     };
+    let config = LayeredConfig {
+        max_memory: Some(memory),
+        threads,
+        checkpoint_dir: checkpoint.map(Path::to_path_buf),
+        ..LayeredConfig::default()
+    };
+    let n = threads_now(threads);
+    // Beside the others, the layered proof holds what they leave of the memory: at least a quarter.
+    let theirs = caps.bytes(memory);
+    let beside = n > 1 && memory - theirs >= memory / 4;
+    if !beside && checkpoint.is_some_and(has_checkpoint) {
+        // Its checkpoint was saved after the others found nothing, or beside them: one thread cannot
+        // tell, and goes straight to it. Beside them, the layered proof goes on from it there, and
+        // the others search again (a line they would find is never left to it).
+        let l = prove_layered(layout, ncells, limits, &config)?;
+        return layered_result(layout, ncells, l, 0.0);
+    }
+    if beside {
+        return race(
+            prover, solver, layout, ncells, limits, config, n, theirs, caps,
+        );
+    }
+    match look(prover, solver, layout, ncells, limits, memory, n, caps)? {
+        Looked::Ended(r) => Ok(r),
+        Looked::Open(spent) => {
+            let l = prove_layered(layout, ncells, limits, &config)?;
+            layered_result(layout, ncells, l, spent)
+        }
+    }
+}
+
+/// What the searches before the layered proof gave ([`look`]).
+enum Looked {
+    /// An answer, or a budget spent (the layered proof would spend it too).
+    Ended(SearchResult),
+    /// None decided, in so many milliseconds: the layered proof's turn.
+    Open(f64),
+}
+
+/// The lean prover, then the searches for a line ([`Lookouts`]) when it stops at its memory or at
+/// its cap ([`LEAN_POSITIONS`]), as `caps` says: their answer, or how long they took to find none. The
+/// memory budget is `memory`, and the searches for a line run side by side when `threads` are two or
+/// more and the memory holds them.
+#[allow(clippy::too_many_arguments)]
+fn look(
+    prover: &mut Prover,
+    solver: &mut Solver,
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    memory: usize,
+    threads: usize,
+    caps: &Caps,
+) -> Result<Looked> {
     let lean = Limits {
-        max_positions: limits.max_positions.min(LEAN_POSITIONS),
+        max_positions: limits.max_positions.min(caps.lean),
         ..limits
     };
     let r = prover.prove(layout, ncells, lean)?;
@@ -129,12 +237,12 @@ pub fn prove_bounded(
         || r.exhausted != Some(Budget::Positions)
         || r.positions >= limits.max_positions
     {
-        return Ok(r);
+        return Ok(Looked::Ended(r));
     }
     // Then searches for a line (`Lookouts`), each within as many positions as the memory holds at its
     // bytes per position; the first to decide answers. With two threads or more, and the memory for it,
     // the layer beam runs beside the others.
-    let mut spent = r.elapsed_ms;
+    let spent = r.elapsed_ms;
     let within = |positions: u64, bytes_per_position: usize| Limits {
         max_positions: positions
             .min((memory / bytes_per_position) as u64)
@@ -142,14 +250,15 @@ pub fn prove_bounded(
         max_millis: limits.max_millis,
     };
     let steps = Lookouts {
-        giant_beams: GIANT_BEAMS
+        giant_beams: caps
+            .beams
             .iter()
             .map(|&(w, p)| (w, within(p, BEAM_BYTES_PER_POSITION)))
             .collect(),
-        layer_beam: within(GIANT_LAYER_BEAM.2, LAYER_BEAM_BYTES_PER_POSITION),
-        solver: within(GIANT_SOLVER_POSITIONS, 2 * BYTES_PER_POSITION),
+        layer_beam: within(caps.layer_beam, LAYER_BEAM_BYTES_PER_POSITION),
+        solver: within(caps.solver, 2 * BYTES_PER_POSITION),
     };
-    let side_by_side = threads_now(threads) > 1 && steps.fit_side_by_side(memory);
+    let side_by_side = threads > 1 && steps.fit_side_by_side(memory);
     let t = std::time::Instant::now();
     let (first, second) = steps.run(layout, ncells, solver, side_by_side)?;
     // A solver this large gives its tables back now, not at its next search (the layered proof needs the
@@ -164,24 +273,132 @@ pub fn prove_bounded(
         summed += b.elapsed_ms;
         if b.outcome != Outcome::Undecided {
             let taken = if side_by_side { wall } else { summed };
-            return Ok(SearchResult {
+            return Ok(Looked::Ended(SearchResult {
                 elapsed_ms: spent + taken,
                 ..b
-            });
+            }));
         }
     }
-    spent += if side_by_side { wall } else { summed };
-    layered_result(
-        layout,
-        ncells,
-        limits,
-        Some(memory),
-        threads,
-        checkpoint,
-        spent,
-    )
+    Ok(Looked::Open(
+        spent + if side_by_side { wall } else { summed },
+    ))
 }
 
+/// [`prove_bounded`] on `threads` threads (two or more): the layered proof (as `config` says) on one
+/// thread fewer, beside the lean prover and the searches for a line ([`look`], capped by `caps`) on
+/// one thread; those hold `theirs` bytes of the memory, as many as they would alone (so they answer
+/// as they would alone), the layered proof the rest. The first to decide stops the other, except a
+/// win of the layered proof, which waits for the others' answer: their line if they find one (so
+/// that a line is the same whatever the timing), else its own. When the others end without an answer,
+/// the layered proof goes on with every thread and the whole memory from its next layer. Pass 4 of
+/// 1-1,000,000 (docs/classes-1m.md) spent about 90 s of prover and searches before each proof they
+/// could not decide, and the layered proof decides most of the prover's proofs in less time on one
+/// thread than the prover on two.
+#[allow(clippy::too_many_arguments)]
+fn race(
+    prover: &mut Prover,
+    solver: &mut Solver,
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    config: LayeredConfig,
+    threads: usize,
+    theirs: usize,
+    caps: &Caps,
+) -> Result<SearchResult> {
+    let memory = config.max_memory.unwrap_or(usize::MAX);
+    let share = Arc::new(Share::new(threads - 1, memory - theirs));
+    let config = LayeredConfig {
+        share: Some(share.clone()),
+        ..config
+    };
+    let stop_layered = Arc::new(AtomicBool::new(false));
+    let stop_look = Arc::new(AtomicBool::new(false));
+    let interrupts = crate::interrupt::count();
+    let t = std::time::Instant::now();
+    let (layered, looked) = std::thread::scope(|scope| {
+        let layered = scope.spawn(|| {
+            let _stop = StopHere::on(stop_layered.clone());
+            let l = prove_layered(layout, ncells, limits, &config);
+            if matches!(&l, Ok(l) if l.outcome == LayeredOutcome::Unsolvable) {
+                stop_look.store(true, Ordering::Relaxed);
+            }
+            l
+        });
+        let looked = {
+            let _stop = StopHere::on(stop_look.clone());
+            let kept = (prover.max_memory, prover.layered_threads);
+            prover.max_memory = Some(theirs);
+            prover.layered_threads = 1;
+            let looked = look(prover, solver, layout, ncells, limits, theirs, 1, caps);
+            (prover.max_memory, prover.layered_threads) = kept;
+            looked
+        };
+        match looked {
+            Ok(Looked::Open(_)) => share.whole(),
+            _ => stop_layered.store(true, Ordering::Relaxed),
+        }
+        let layered = layered.join().expect("the layered proof's thread panicked");
+        (layered, looked)
+    });
+    let wall = t.elapsed().as_secs_f64() * 1e3;
+    let timed = |r: SearchResult| SearchResult {
+        elapsed_ms: wall,
+        ..r
+    };
+    match (layered, looked?) {
+        // The layered proof decided first (or with them): its count is exact, and a line of the others
+        // would be a broken rule.
+        (Ok(l), Looked::Ended(r)) if l.outcome == LayeredOutcome::Unsolvable => {
+            if r.outcome == Outcome::Solved {
+                return Err(Error::Internal(format!(
+                    "{ncells} cells: the prover's cascade found a line where the layered proof \
+                     proved none ({} positions)",
+                    l.positions
+                )));
+            }
+            Ok(timed(layered_result(layout, ncells, l, 0.0)?))
+        }
+        (layered, Looked::Ended(r)) => {
+            // The layered proof was stopped, or ran out of its budget as they did: its files go, as
+            // if it had not started (one after the other, it would not have), unless an interrupt
+            // stopped both sides (a resume goes on from them).
+            if let Ok(l) = &layered {
+                trace("layered", ncells, &summary(l));
+            }
+            let decided =
+                matches!(&layered, Ok(l) if !matches!(l.outcome, LayeredOutcome::Undecided(_)));
+            if !decided && crate::interrupt::count() == interrupts {
+                if let Some(dir) = &config.checkpoint_dir {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+            }
+            Ok(timed(r))
+        }
+        (layered, Looked::Open(_)) => {
+            let l = layered?;
+            if l.outcome != LayeredOutcome::Undecided(Budget::Positions)
+                || l.positions >= limits.max_positions
+            {
+                return Ok(timed(layered_result(layout, ncells, l, 0.0)?));
+            }
+            // It ran out of memory, perhaps in the part it had beside the others: again with the
+            // whole (from its last checkpoint if it is resumable).
+            trace("layered", ncells, &summary(&l));
+            let whole = LayeredConfig {
+                share: None,
+                ..config
+            };
+            let l = prove_layered(layout, ncells, limits, &whole)?;
+            let spent = t.elapsed().as_secs_f64() * 1e3;
+            let r = layered_result(layout, ncells, l, 0.0)?;
+            Ok(SearchResult {
+                elapsed_ms: spent,
+                ..r
+            })
+        }
+    }
+}
 /// Searches' results in order, each with its step's name (for the trace).
 type Steps = Vec<(&'static str, SearchResult)>;
 
@@ -294,24 +511,14 @@ impl Lookouts {
     }
 }
 
-/// The layered proof's answer as a search result (a line replayed when won), after `spent` ms of
-/// searches that ran out of memory; `threads` share its layers.
+/// The layered proof's answer `l` as a search result (a line replayed when won), after `spent` ms of
+/// searches that ran out of memory.
 fn layered_result(
     layout: &Layout,
     ncells: usize,
-    limits: Limits,
-    max_memory: Option<usize>,
-    threads: usize,
-    checkpoint: Option<&Path>,
+    l: LayeredResult,
     spent: f64,
 ) -> Result<SearchResult> {
-    let config = LayeredConfig {
-        max_memory,
-        threads,
-        checkpoint_dir: checkpoint.map(Path::to_path_buf),
-        ..LayeredConfig::default()
-    };
-    let l = prove_layered(layout, ncells, limits, &config)?;
     if l.outcome == LayeredOutcome::Won && !l.chain.is_empty() {
         let rules = Rules::new(layout, ncells);
         let r = SearchResult {
@@ -327,7 +534,18 @@ fn layered_result(
             ..r
         });
     }
-    let r = SearchResult {
+    let r = summary(&l);
+    trace("layered", ncells, &r);
+    Ok(SearchResult {
+        elapsed_ms: spent + r.elapsed_ms,
+        ..r
+    })
+}
+
+/// The layered proof's answer `l` as a search result without a line: unsolvable, or undecided (a win
+/// without its line is undecided).
+fn summary(l: &LayeredResult) -> SearchResult {
+    SearchResult {
         outcome: match l.outcome {
             LayeredOutcome::Unsolvable => Outcome::Unsolvable,
             _ => Outcome::Undecided,
@@ -340,12 +558,7 @@ fn layered_result(
             LayeredOutcome::Won => Some(Budget::Positions),
             LayeredOutcome::Unsolvable => None,
         },
-    };
-    trace("layered", ncells, &r);
-    Ok(SearchResult {
-        elapsed_ms: spent + r.elapsed_ms,
-        ..r
-    })
+    }
 }
 
 #[cfg(test)]
@@ -392,6 +605,101 @@ mod tests {
         }
         // Every kind of answer came up: each search, and none.
         assert_eq!(seen.len(), 4, "{seen:?}");
+    }
+
+    /// On two threads the layered proof runs beside the prover and the searches for a line, in what
+    /// they leave of the memory: the same answers as one after the other on one thread, the same lines
+    /// where those searches find them, the same counts; over deals where the prover decides, where a
+    /// search for a line does, and where the layered proof does (caps small enough for its turn to
+    /// come in deals this small).
+    #[test]
+    fn the_layered_proof_beside_the_others_answers_as_in_order() {
+        let caps = Caps {
+            lean: 20_000,
+            beams: &[(200, 5_000)],
+            layer_beam: 10_000,
+            solver: 10_000,
+        };
+        let limits = Limits {
+            max_positions: 1_000_000,
+            max_millis: None,
+        };
+        let answer = |deal: u64, ncells: usize, threads: usize| {
+            let mut prover = Prover::new();
+            prover.max_memory = Some(64 << 20);
+            prover.layered_threads = threads;
+            let layout = Layout::deal(deal).unwrap();
+            let mut solver = Solver::new();
+            let r = prove_within(
+                &mut prover,
+                &mut solver,
+                &layout,
+                ncells,
+                limits,
+                None,
+                &caps,
+            );
+            let r = r.unwrap();
+            let won = r.outcome == Outcome::Solved;
+            // A line the layered proof found (after more positions than the others' caps) may be
+            // another on other threads.
+            let line: Vec<_> = r.solution.iter().map(|m| format!("{m:?}")).collect();
+            let line = (won && r.positions <= caps.lean).then_some(line);
+            let count = (r.outcome == Outcome::Unsolvable).then_some(r.positions);
+            (r.outcome, count, line, won && r.positions > caps.lean)
+        };
+        let mut seen = std::collections::BTreeMap::new();
+        for deal in 1..=30 {
+            for ncells in [0, 1] {
+                let alone = answer(deal, ncells, 1);
+                assert_eq!(
+                    answer(deal, ncells, 2),
+                    alone,
+                    "deal {deal}, {ncells} cells"
+                );
+                let kind = match alone {
+                    (Outcome::Unsolvable, Some(n), ..) if n > caps.lean => "layered proof",
+                    (Outcome::Unsolvable, ..) => "prover's proof",
+                    (_, _, _, true) => "layered line",
+                    (Outcome::Solved, ..) => "line",
+                    _ => "undecided",
+                };
+                *seen.entry(kind).or_insert(0) += 1;
+            }
+        }
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        // Stopped by the others' line, or by the budget that ended them, the layered proof leaves
+        // no checkpoint behind (the next search of these cells would go straight to it); one that
+        // decides leaves none either.
+        let cases = [
+            (2, 1_000_000, Outcome::Solved),
+            (12, 1_000_000, Outcome::Unsolvable),
+            (5, 3_000, Outcome::Undecided),
+        ];
+        for (deal, max_positions, outcome) in cases {
+            let dir =
+                std::env::temp_dir().join(format!("fcanalyze-race-{}-{deal}", std::process::id()));
+            let mut prover = Prover::new();
+            prover.max_memory = Some(64 << 20);
+            prover.layered_threads = 2;
+            let layout = Layout::deal(deal).unwrap();
+            let limits = Limits {
+                max_positions,
+                ..limits
+            };
+            let mut solver = Solver::new();
+            let r = prove_within(
+                &mut prover,
+                &mut solver,
+                &layout,
+                1,
+                limits,
+                Some(&dir),
+                &caps,
+            );
+            assert_eq!(r.unwrap().outcome, outcome, "deal {deal}");
+            assert!(!dir.exists(), "deal {deal}: {dir:?} left behind");
+        }
     }
 
     /// A stop raised for one thread ends its searches as if their time had run out, until it is

@@ -25,24 +25,27 @@ pub fn clear() {
 }
 
 thread_local! {
-    /// The flag that stops this thread's searches, if any ([`StopHere`]).
-    static HERE: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
+    /// The flags that stop this thread's searches ([`StopHere`]), innermost last.
+    static HERE: RefCell<Vec<Arc<AtomicBool>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// While it lives, the searches of the thread that made it stop (as if their time had run out) once
 /// its flag is raised, by any thread; the results of searches stopped so are the caller's to discard.
+/// They nest: each flag made on a thread stops its searches until it is dropped. A flag reaches only
+/// the thread that made it: the threads a search spawns do not see it (a search stopped so must run on
+/// that one thread).
 pub(crate) struct StopHere;
 
 impl StopHere {
     pub(crate) fn on(flag: Arc<AtomicBool>) -> StopHere {
-        HERE.with(|h| *h.borrow_mut() = Some(flag));
+        HERE.with(|h| h.borrow_mut().push(flag));
         StopHere
     }
 }
 
 impl Drop for StopHere {
     fn drop(&mut self) {
-        HERE.with(|h| *h.borrow_mut() = None);
+        HERE.with(|h| h.borrow_mut().pop());
     }
 }
 
@@ -50,11 +53,7 @@ impl Drop for StopHere {
 #[inline]
 pub fn active() -> bool {
     ACTIVE.load(Ordering::Relaxed)
-        || HERE.with(|h| {
-            h.borrow()
-                .as_ref()
-                .is_some_and(|f| f.load(Ordering::Relaxed))
-        })
+        || HERE.with(|h| h.borrow().iter().any(|f| f.load(Ordering::Relaxed)))
 }
 
 /// The requests made so far: a search whose caller sees this change while it ran was interrupted.

@@ -56,7 +56,9 @@ pub use store::BYTES_PER_POSITION;
 
 // Proofs.
 pub use cascade::prove_bounded;
-pub use layered::{lend_threads, lent_threads, prove_layered, LayeredConfig, LayeredOutcome};
+pub use layered::{
+    lend_threads, lent_threads, prove_layered, LayeredConfig, LayeredOutcome, LayeredResult, Share,
+};
 pub use prover::{Prover, Rules, Thread};
 
 // Lines and notation.

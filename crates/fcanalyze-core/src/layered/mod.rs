@@ -79,6 +79,7 @@ mod twin;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::key::Key;
@@ -88,7 +89,9 @@ use crate::outcome::Budget;
 
 use checkpoint::Checkpoint;
 use code::{CODE, RECORD};
+#[cfg(test)]
 use search::search;
+use search::search_sharing;
 use spill::CHECKPOINT_FILE;
 
 /// Keys buffered for later layers before the buffers are sorted, deduplicated and written.
@@ -165,6 +168,42 @@ pub(crate) fn threads_now(threads: usize) -> usize {
     }
 }
 
+/// The part of the machine a layered proof has while other searches run beside it: its threads and
+/// the bytes of its memory budget it may hold. Its caller may change them at any time; the proof reads
+/// them at the start of each layer. Neither changes its count, nor its checkpoints: a proof that
+/// starts with a part goes on with the whole (and resumes) as any other of its memory budget.
+#[derive(Debug, Default)]
+pub struct Share {
+    /// Threads of the proof (0: its own, [`LayeredConfig::threads`] or those lent).
+    threads: AtomicUsize,
+    /// Bytes of its memory budget it may hold, shared out between its threads (0: the whole budget).
+    memory: AtomicUsize,
+}
+
+impl Share {
+    /// `threads` threads within `memory` bytes.
+    pub fn new(threads: usize, memory: usize) -> Share {
+        Share {
+            threads: AtomicUsize::new(threads),
+            memory: AtomicUsize::new(memory),
+        }
+    }
+
+    /// From the next layer on, the proof's own threads and its whole memory budget.
+    pub fn whole(&self) {
+        self.threads.store(0, Ordering::Relaxed);
+        self.memory.store(0, Ordering::Relaxed);
+    }
+
+    /// The threads (0: the proof's own) and the bytes (0: the whole budget) given now.
+    fn now(&self) -> (usize, usize) {
+        (
+            self.threads.load(Ordering::Relaxed),
+            self.memory.load(Ordering::Relaxed),
+        )
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests: the threads of each layer in turn (in place of the lent ones; a proof on the test's
@@ -213,6 +252,9 @@ pub struct LayeredConfig {
     /// process was killed, say). The directory is removed when the search decides (it stays after an
     /// error or a budget run out).
     pub checkpoint_dir: Option<PathBuf>,
+    /// The part of the machine the proof has while other searches run beside it, if any (`None`: its
+    /// threads and its whole memory budget throughout).
+    pub share: Option<Arc<Share>>,
 }
 
 impl Default for LayeredConfig {
@@ -224,6 +266,7 @@ impl Default for LayeredConfig {
             max_set_len: None,
             trades: true,
             checkpoint_dir: None,
+            share: None,
         }
     }
 }
@@ -245,7 +288,10 @@ pub fn prove_layered(
         ..bounds(max_memory)
     };
     let dir = config.checkpoint_dir.as_deref();
-    search(layout, ncells, limits, max_memory, flush, bounds, dir)
+    let share = config.share.as_deref();
+    search_sharing(
+        layout, ncells, limits, max_memory, flush, bounds, dir, share,
+    )
 }
 
 /// Keys buffered before a flush within `max_memory`: the write buffers take at most an eighth of it

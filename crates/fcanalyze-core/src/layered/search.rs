@@ -28,12 +28,14 @@ use super::merge::{LayerFile, Merge};
 use super::seeds::{lock, SeedBuf, Seeds, Spill};
 use super::spill::{io_error, level_number, SpillDir};
 use super::twin::{Reached, Twin, Twins};
-use super::{Bounds, LayeredOutcome, LayeredResult, Totals};
+use super::{Bounds, LayeredOutcome, LayeredResult, Share, Totals};
 #[cfg(test)]
 use super::{KILL_AFTER, KILL_AT_ONCE, KILL_ON_FORGET};
 
 /// [`prove_layered`] within `bounds`, writing the seeds of later layers to disk every `flush_keys` keys,
-/// its files in `resume` (resumable) if given.
+/// its files in `resume` (resumable) if given (tests: [`prove_layered`] makes its bounds from a
+/// [`super::LayeredConfig`]).
+#[cfg(test)]
 pub(super) fn search(
     layout: &Layout,
     ncells: usize,
@@ -43,8 +45,25 @@ pub(super) fn search(
     bounds: Bounds,
     resume: Option<&Path>,
 ) -> Result<LayeredResult> {
+    search_sharing(
+        layout, ncells, limits, max_memory, flush_keys, bounds, resume, None,
+    )
+}
+
+/// [`search`] with the part of the machine `share` gives it, if any, read at each layer.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn search_sharing(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    max_memory: Option<usize>,
+    flush_keys: usize,
+    bounds: Bounds,
+    resume: Option<&Path>,
+    share: Option<&Share>,
+) -> Result<LayeredResult> {
     let r = search_in(
-        layout, ncells, limits, max_memory, flush_keys, bounds, resume,
+        layout, ncells, limits, max_memory, flush_keys, bounds, resume, share,
     );
     // A resumable search's files go when it decides; after an error, or when a budget ran out (the
     // disk, the positions, the time), they stay, so that the search goes on from its last checkpoint
@@ -58,6 +77,7 @@ pub(super) fn search(
 }
 
 /// [`search`] before its files are removed: the start, then the layers in order.
+#[allow(clippy::too_many_arguments)]
 fn search_in(
     layout: &Layout,
     ncells: usize,
@@ -66,6 +86,7 @@ fn search_in(
     flush_keys: usize,
     bounds: Bounds,
     resume: Option<&Path>,
+    share: Option<&Share>,
 ) -> Result<LayeredResult> {
     let start = Instant::now();
     let (mut p0, _) = Position::from_layout(layout, ncells)?;
@@ -109,13 +130,15 @@ fn search_in(
     let threads = bounds.threads.max(1);
     let spill = Spill::new(Seeds::new(bounds.max_kept, bounds.min_free_disk, dir)?);
     // Each thread's share of the memory: its seeds' buffers, its stack, its group's set.
-    let bufs = seed_bufs(flush_keys, threads);
+    let bufs = seed_bufs(flush_keys / threads, threads);
     let mut p = Proof {
         rules,
         limits,
         max_memory,
         bounds,
         threads,
+        held: max_memory,
+        share,
         flush_keys,
         spill,
         bufs,
@@ -154,11 +177,9 @@ fn search_in(
     Ok(p.finish(LayeredOutcome::Unsolvable))
 }
 
-/// The seed buffers of `threads` threads, each of an equal share of `flush_keys`.
-fn seed_bufs(flush_keys: usize, threads: usize) -> Vec<SeedBuf> {
-    (0..threads)
-        .map(|_| SeedBuf::new(flush_keys / threads))
-        .collect()
+/// The seed buffers of `threads` threads, of `keys` keys each.
+fn seed_bufs(keys: usize, threads: usize) -> Vec<SeedBuf> {
+    (0..threads).map(|_| SeedBuf::new(keys.max(1))).collect()
 }
 
 /// The threads of a layer of a search given `threads`: those lent to the process if any
@@ -190,13 +211,19 @@ fn finish(
 }
 
 /// A layered search between its layers: what each layer's search needs, and the counts so far.
-struct Proof {
+struct Proof<'a> {
     rules: Rules,
     limits: Limits,
     max_memory: Option<usize>,
     bounds: Bounds,
-    /// The threads of the layer searched: [`Bounds::threads`], or those lent ([`super::lend_threads`]).
+    /// The threads of the layer searched: [`Bounds::threads`], those lent ([`super::lend_threads`]),
+    /// or the share's.
     threads: usize,
+    /// Bytes of the memory budget the proof holds now, shared out between its threads: the budget, or
+    /// the share's part of it.
+    held: Option<usize>,
+    /// The part of the machine the proof has beside other searches, if any.
+    share: Option<&'a Share>,
     /// Keys buffered for later layers by all the threads together.
     flush_keys: usize,
     spill: Spill,
@@ -215,7 +242,7 @@ struct Proof {
 /// peaks.
 type ThreadEnd = (Result<Option<GroupEnd>>, u64, LayeredResult);
 
-impl Proof {
+impl Proof<'_> {
     /// The search's result so far, with `outcome`.
     fn finish(&self, outcome: LayeredOutcome) -> LayeredResult {
         finish(self.t.res.clone(), outcome, self.before_ms, self.start)
@@ -259,7 +286,16 @@ impl Proof {
 
     /// Search `layer`; the search's result when it ends there.
     fn layer(&mut self, layer: usize) -> Result<Option<LayeredResult>> {
-        self.take_threads(layer_threads(self.bounds.threads))?;
+        let (threads, memory) = self.share.map_or((0, 0), Share::now);
+        let threads = match threads {
+            0 => layer_threads(self.bounds.threads),
+            n => n,
+        };
+        let held = match (self.max_memory, memory) {
+            (Some(m), part) if part > 0 => Some(part.min(m)),
+            (m, _) => m,
+        };
+        self.take_threads(threads, held)?;
         let pending = |bufs: &[SeedBuf]| bufs.iter().any(|b| !b.buffers[layer].is_empty());
         if self.resumable && (lock(&self.spill).written[layer] > 0 || pending(&self.bufs)) {
             if let Some(end) = self.save_layer_start(layer)? {
@@ -307,18 +343,29 @@ impl Proof {
         );
     }
 
-    /// Search the next layers on `threads` threads: when they change, every seed buffer is written and
-    /// they are made again, one per thread, of an equal share of [`Proof::flush_keys`].
-    fn take_threads(&mut self, threads: usize) -> Result<()> {
-        if threads == self.threads {
+    /// Search the next layers on `threads` threads within `held` bytes of the memory budget (the
+    /// rest left to the searches beside the proof): when they change, every seed buffer is written and
+    /// they are made again, one per thread, of an equal share of [`Proof::flush_keys`]'s part.
+    fn take_threads(&mut self, threads: usize, held: Option<usize>) -> Result<()> {
+        if (threads, held) == (self.threads, self.held) {
             return Ok(());
         }
         for b in &mut self.bufs {
             b.flush(&self.spill)?;
         }
-        self.bufs = seed_bufs(self.flush_keys, threads);
-        self.threads = threads;
+        (self.threads, self.held) = (threads, held);
+        self.bufs = seed_bufs(self.thread_part(self.flush_keys), threads);
         Ok(())
+    }
+
+    /// A thread's part of `whole` (a bound made for the whole memory budget): an equal share of the
+    /// part of the budget held now.
+    fn thread_part(&self, whole: usize) -> usize {
+        let part = match (self.held, self.max_memory) {
+            (Some(h), Some(m)) if h < m => (whole as u128 * h as u128 / m as u128) as usize,
+            _ => whole,
+        };
+        part / self.threads
     }
 
     /// A resumable search's checkpoint at the start of `layer`, every buffer written (the base of the
@@ -365,8 +412,13 @@ impl Proof {
         twins: &Twins,
     ) -> (u64, Vec<ThreadEnd>) {
         let (rules, spill, t) = (&self.rules, &self.spill, &self.t);
-        let (limits, max_memory, bounds) = (self.limits, self.max_memory, self.bounds);
+        let (limits, bounds) = (self.limits, self.bounds);
         let (threads, start) = (self.threads, self.start);
+        let (held, stack, chunk) = (
+            self.held.map(|h| h / threads),
+            self.thread_part(self.bounds.max_stack_bytes),
+            self.thread_part(self.bounds.level_chunk),
+        );
         let bufs = &mut self.bufs;
         let layer_done = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
@@ -379,11 +431,11 @@ impl Proof {
                 spill,
                 thread,
                 limits,
-                max_memory: max_memory.map(|m| m / threads),
-                max_stack_bytes: bounds.max_stack_bytes / threads,
+                max_memory: held,
+                max_stack_bytes: stack,
                 max_set_len: bounds.max_set_len,
                 trades: bounds.trades,
-                level_chunk: bounds.level_chunk / threads,
+                level_chunk: chunk,
                 save_every: std::time::Duration::from_millis(bounds.save_every_ms),
                 start,
                 layer,
