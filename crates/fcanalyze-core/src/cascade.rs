@@ -12,7 +12,8 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
 use crate::beam::{beam, layer_beam};
 use crate::error::{Error, Result};
@@ -57,18 +58,24 @@ const LAYER_BEAM_BYTES_PER_POSITION: usize = 160;
 /// count the layered proof then did not: the layered proof finds lines too. A depth-first solver that
 /// wanders far before its line is what remains worth a try, within the budget of a beam.
 const GIANT_SOLVER_POSITIONS: u64 = 20_000_000;
+/// How long the layered proof waits before it starts beside the others ([`race`]): most cell counts
+/// they decide within it (the lean prover stores its first million positions in about half a second,
+/// and it searches them on one thread whatever its threads), and these need no layered proof, its
+/// thread or its files.
+const RACE_AFTER: Duration = Duration::from_secs(1);
 /// Most bytes the lean prover holds per position (its set, 24-48 bytes a position, and its stack): it
 /// held 4.2 GB at 100 million positions in pass 4 of 1-1,000,000.
 const LEAN_BYTES_PER_POSITION: usize = 56;
 
-/// The position caps of the searches before the layered proof: the lean prover's and those of the
-/// searches for a line.
+/// The position caps of the searches before the layered proof (the lean prover's and those of the
+/// searches for a line), and how long the layered proof waits before it starts beside them.
 #[derive(Clone, Copy)]
 struct Caps {
     lean: u64,
     beams: &'static [(usize, u64)],
     layer_beam: u64,
     solver: u64,
+    race_after: Duration,
 }
 
 /// The caps of [`prove_bounded`].
@@ -77,6 +84,7 @@ const CAPS: Caps = Caps {
     beams: GIANT_BEAMS,
     layer_beam: GIANT_LAYER_BEAM.2,
     solver: GIANT_SOLVER_POSITIONS,
+    race_after: RACE_AFTER,
 };
 
 impl Caps {
@@ -314,16 +322,29 @@ fn race(
     };
     let stop_layered = Arc::new(AtomicBool::new(false));
     let stop_look = Arc::new(AtomicBool::new(false));
+    // Whether the others have ended, and with an answer (or a budget spent), for the layered proof's
+    // thread while it waits to start.
+    let ended: (Mutex<Option<bool>>, Condvar) = (Mutex::new(None), Condvar::new());
     let interrupts = crate::interrupt::count();
+    let resumed = config.checkpoint_dir.as_deref().is_some_and(has_checkpoint);
     let t = std::time::Instant::now();
     let (layered, looked) = std::thread::scope(|scope| {
         let layered = scope.spawn(|| {
+            let (lock, wake) = &ended;
+            let waited = lock.lock().unwrap_or_else(|e| e.into_inner());
+            let (answered, _) = wake
+                .wait_timeout_while(waited, caps.race_after, |e| e.is_none())
+                .unwrap_or_else(|e| e.into_inner());
+            if *answered == Some(true) {
+                return None;
+            }
+            drop(answered);
             let _stop = StopHere::on(stop_layered.clone());
             let l = prove_layered(layout, ncells, limits, &config);
             if matches!(&l, Ok(l) if l.outcome == LayeredOutcome::Unsolvable) {
                 stop_look.store(true, Ordering::Relaxed);
             }
-            l
+            Some(l)
         });
         let looked = {
             let _stop = StopHere::on(stop_look.clone());
@@ -334,10 +355,14 @@ fn race(
             (prover.max_memory, prover.layered_threads) = kept;
             looked
         };
-        match looked {
-            Ok(Looked::Open(_)) => share.whole(),
-            _ => stop_layered.store(true, Ordering::Relaxed),
+        let open = matches!(looked, Ok(Looked::Open(_)));
+        if open {
+            share.whole();
+        } else {
+            stop_layered.store(true, Ordering::Relaxed);
         }
+        *ended.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(!open);
+        ended.1.notify_all();
         let layered = layered.join().expect("the layered proof's thread panicked");
         (layered, looked)
     });
@@ -349,7 +374,7 @@ fn race(
     match (layered, looked?) {
         // The layered proof decided first (or with them): its count is exact, and a line of the others
         // would be a broken rule.
-        (Ok(l), Looked::Ended(r)) if l.outcome == LayeredOutcome::Unsolvable => {
+        (Some(Ok(l)), Looked::Ended(r)) if l.outcome == LayeredOutcome::Unsolvable => {
             if r.outcome == Outcome::Solved {
                 return Err(Error::Internal(format!(
                     "{ncells} cells: the prover's cascade found a line where the layered proof \
@@ -361,14 +386,20 @@ fn race(
         }
         (layered, Looked::Ended(r)) => {
             // The layered proof was stopped, or ran out of its budget as they did: its files go, as
-            // if it had not started (one after the other, it would not have), unless an interrupt
-            // stopped both sides (a resume goes on from them).
+            // if it had not started (one after the other, it would not have; and the next search of
+            // these cells would go straight to them), unless an interrupt stopped a proof that went on
+            // from a checkpoint of before (a resume goes on from them; one begun beside the others
+            // lost at most their time).
+            let Some(layered) = layered else {
+                return Ok(timed(r));
+            };
             if let Ok(l) = &layered {
                 trace("layered", ncells, &summary(l));
             }
             let decided =
                 matches!(&layered, Ok(l) if !matches!(l.outcome, LayeredOutcome::Undecided(_)));
-            if !decided && crate::interrupt::count() == interrupts {
+            let kept = resumed && crate::interrupt::count() != interrupts;
+            if !decided && !kept {
                 if let Some(dir) = &config.checkpoint_dir {
                     let _ = std::fs::remove_dir_all(dir);
                 }
@@ -376,7 +407,9 @@ fn race(
             Ok(timed(r))
         }
         (layered, Looked::Open(_)) => {
-            let l = layered?;
+            // It started when they ended without an answer, if not before.
+            let l = layered
+                .ok_or_else(|| Error::Internal("the layered proof never started".into()))??;
             if l.outcome != LayeredOutcome::Undecided(Budget::Positions)
                 || l.positions >= limits.max_positions
             {
@@ -611,7 +644,8 @@ mod tests {
     /// they leave of the memory: the same answers as one after the other on one thread, the same lines
     /// where those searches find them, the same counts; over deals where the prover decides, where a
     /// search for a line does, and where the layered proof does (caps small enough for its turn to
-    /// come in deals this small).
+    /// come in deals this small, and no wait before it starts, so that it is stopped by the others'
+    /// answers too).
     #[test]
     fn the_layered_proof_beside_the_others_answers_as_in_order() {
         let caps = Caps {
@@ -619,6 +653,7 @@ mod tests {
             beams: &[(200, 5_000)],
             layer_beam: 10_000,
             solver: 10_000,
+            race_after: Duration::ZERO,
         };
         let limits = Limits {
             max_positions: 1_000_000,
