@@ -325,7 +325,6 @@ fn race(
     // Whether the others have ended, and with an answer (or a budget spent), for the layered proof's
     // thread while it waits to start.
     let ended: (Mutex<Option<bool>>, Condvar) = (Mutex::new(None), Condvar::new());
-    let interrupts = crate::interrupt::count();
     let resumed = config.checkpoint_dir.as_deref().is_some_and(has_checkpoint);
     let t = std::time::Instant::now();
     let (layered, looked) = std::thread::scope(|scope| {
@@ -385,21 +384,18 @@ fn race(
             Ok(timed(layered_result(layout, ncells, l, 0.0)?))
         }
         (layered, Looked::Ended(r)) => {
-            // The layered proof was stopped, or ran out of its budget as they did: its files go, as
-            // if it had not started (one after the other, it would not have; and the next search of
-            // these cells would go straight to them), unless an interrupt stopped a proof that went on
-            // from a checkpoint of before (a resume goes on from them; one begun beside the others
-            // lost at most their time).
-            let Some(layered) = layered else {
-                return Ok(timed(r));
-            };
-            if let Ok(l) = &layered {
+            // The layered proof was stopped, or never started, or ran out of its budget as they did:
+            // its files go when they answered (the cell count is decided), and when it began beside
+            // them (one after the other, it would not have started, and the next search of these
+            // cells would go straight to them; it lost at most their time). A proof that went on from
+            // a checkpoint of before keeps its files when they ended without an answer (a budget, an
+            // interrupt): a resume goes on from them.
+            if let Some(Ok(l)) = &layered {
                 trace("layered", ncells, &summary(l));
             }
-            let decided =
-                matches!(&layered, Ok(l) if !matches!(l.outcome, LayeredOutcome::Undecided(_)));
-            let kept = resumed && crate::interrupt::count() != interrupts;
-            if !decided && !kept {
+            let decided = matches!(&layered, Some(Ok(l)) if !matches!(l.outcome, LayeredOutcome::Undecided(_)));
+            let answered = r.outcome != Outcome::Undecided;
+            if !decided && (answered || !resumed) {
                 if let Some(dir) = &config.checkpoint_dir {
                     let _ = std::fs::remove_dir_all(dir);
                 }
@@ -734,6 +730,45 @@ mod tests {
             );
             assert_eq!(r.unwrap().outcome, outcome, "deal {deal}");
             assert!(!dir.exists(), "deal {deal}: {dir:?} left behind");
+        }
+        // A layered proof that goes on from a checkpoint of before keeps it when the others end
+        // without an answer (their budget), and drops it when they answer (deal 2's line).
+        for (deal, max_positions, kept) in [(5, 3_000, true), (2, 1_000_000, false)] {
+            let dir =
+                std::env::temp_dir().join(format!("fcanalyze-race-{}-{deal}", std::process::id()));
+            let layout = Layout::deal(deal).unwrap();
+            let config = LayeredConfig {
+                max_memory: Some(64 << 20),
+                checkpoint_dir: Some(dir.clone()),
+                ..LayeredConfig::default()
+            };
+            let first = Limits {
+                max_positions: 2_000,
+                ..limits
+            };
+            let l = prove_layered(&layout, 1, first, &config).unwrap();
+            assert_eq!(l.outcome, LayeredOutcome::Undecided(Budget::Positions));
+            assert!(has_checkpoint(&dir), "deal {deal}: no checkpoint");
+            let mut prover = Prover::new();
+            prover.max_memory = Some(64 << 20);
+            prover.layered_threads = 2;
+            let limits = Limits {
+                max_positions,
+                ..limits
+            };
+            let mut solver = Solver::new();
+            let r = prove_within(
+                &mut prover,
+                &mut solver,
+                &layout,
+                1,
+                limits,
+                Some(&dir),
+                &caps,
+            );
+            let answered = r.unwrap().outcome != Outcome::Undecided;
+            assert_eq!((answered, dir.exists()), (!kept, kept), "deal {deal}");
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 
