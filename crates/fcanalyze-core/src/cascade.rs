@@ -707,9 +707,8 @@ mod tests {
             (12, 1_000_000, Outcome::Unsolvable),
             (5, 3_000, Outcome::Undecided),
         ];
-        for (deal, max_positions, outcome) in cases {
-            let dir =
-                std::env::temp_dir().join(format!("fcanalyze-race-{}-{deal}", std::process::id()));
+        // Deal `deal` with 1 cell on two threads in 64 MB, resumable in `dir`: its outcome.
+        let race_in = |deal: u64, max_positions: u64, dir: &std::path::Path| {
             let mut prover = Prover::new();
             prover.max_memory = Some(64 << 20);
             prover.layered_threads = 2;
@@ -719,16 +718,22 @@ mod tests {
                 ..limits
             };
             let mut solver = Solver::new();
-            let r = prove_within(
+            prove_within(
                 &mut prover,
                 &mut solver,
                 &layout,
                 1,
                 limits,
-                Some(&dir),
+                Some(dir),
                 &caps,
-            );
-            assert_eq!(r.unwrap().outcome, outcome, "deal {deal}");
+            )
+            .unwrap()
+            .outcome
+        };
+        for (deal, max_positions, outcome) in cases {
+            let dir =
+                std::env::temp_dir().join(format!("fcanalyze-race-{}-{deal}", std::process::id()));
+            assert_eq!(race_in(deal, max_positions, &dir), outcome, "deal {deal}");
             assert!(!dir.exists(), "deal {deal}: {dir:?} left behind");
         }
         // A layered proof that goes on from a checkpoint of before keeps it when the others end
@@ -749,24 +754,7 @@ mod tests {
             let l = prove_layered(&layout, 1, first, &config).unwrap();
             assert_eq!(l.outcome, LayeredOutcome::Undecided(Budget::Positions));
             assert!(has_checkpoint(&dir), "deal {deal}: no checkpoint");
-            let mut prover = Prover::new();
-            prover.max_memory = Some(64 << 20);
-            prover.layered_threads = 2;
-            let limits = Limits {
-                max_positions,
-                ..limits
-            };
-            let mut solver = Solver::new();
-            let r = prove_within(
-                &mut prover,
-                &mut solver,
-                &layout,
-                1,
-                limits,
-                Some(&dir),
-                &caps,
-            );
-            let answered = r.unwrap().outcome != Outcome::Undecided;
+            let answered = race_in(deal, max_positions, &dir) != Outcome::Undecided;
             assert_eq!((answered, dir.exists()), (!kept, kept), "deal {deal}");
             let _ = std::fs::remove_dir_all(&dir);
         }
