@@ -223,12 +223,11 @@ impl Trades {
         let all = Trades::new(frame, candidates(rules, &frame.decode(*first)));
         // A trade that fails mostly fails on a few seeds spread over the set: those first. The highest
         // trades left nearly always all keep the seeds, which one count of the orbits shows
-        // ([`Trades::closes`]: a trade of a set that closes the seeds maps each seed into its own
-        // orbit). When they do not, a finer sample drops most trades that fail on fewer seeds than the
-        // first finds, and the highest left are counted again; only when they do not close the seeds
-        // either, each trade's images of all the seeds, sorted, are compared with the seeds (faster
-        // than a search for each). On deal 26063 with 1 cell, the finer sample and the second count
-        // left no trade to that comparison (0.94 of the layered proof's time on one thread).
+        // ([`Trades::orbits`]). When they do not, a trade of them takes a seed out of the set only
+        // if the seed's orbit is short of seeds (a whole orbit goes onto itself): the seeds of the
+        // short orbits tell which trades keep the seeds. Deal 8983 with 1 cell: 92 groups counted
+        // their orbits and 9 had short ones; in 3 of them a trade failed on fewer than 1 seed in
+        // 4,096, which sorted each trade's images of all the seeds before (0.936 of the time).
         let sample = |of: &[usize], seeds_in: usize| -> Vec<usize> {
             let step = (seeds.len() / seeds_in).max(1);
             let kept = |j: usize| {
@@ -247,9 +246,27 @@ impl Trades {
             return None;
         }
         let trades = highest(&sampled);
-        if let Some(firsts) = trades.closes(seeds) {
-            return Some((trades, firsts));
+        let short = match trades.orbits(seeds) {
+            Ok(firsts) => return Some((trades, firsts)),
+            Err(short) => short,
+        };
+        if sampled.len() <= MAX_TRADES {
+            let canon_short = |c: &u128| short.binary_search(&trades.canonical(*c).0).is_ok();
+            let lone: Vec<u128> = seeds.iter().copied().filter(canon_short).collect();
+            let kept: Vec<(Card, Card)> = (0..trades.pairs.len())
+                .filter(|&j| {
+                    let image_is_seed =
+                        |c: &u128| seeds.binary_search(&trades.apply(*c, j)).is_ok();
+                    lone.iter().all(image_is_seed)
+                })
+                .map(|j| trades.pairs[j])
+                .collect();
+            return Trades::with_firsts(frame, kept, seeds);
         }
+        // More trades than are kept passed the sample: a trade past the highest may take the place
+        // of one that fails. A finer sample drops most trades that fail on few seeds, and the highest
+        // left are counted again; only when they do not close the seeds either, each trade's images
+        // of all the seeds, sorted, are compared with the seeds (faster than a search for each).
         let sieved = sample(&sampled, FINE_SAMPLE);
         if sieved.is_empty() {
             return None;
@@ -257,7 +274,7 @@ impl Trades {
         let top = |of: &[usize]| of.iter().take(MAX_TRADES).copied().collect::<Vec<usize>>();
         if top(&sieved) != top(&sampled) {
             let trades = highest(&sieved);
-            if let Some(firsts) = trades.closes(seeds) {
+            if let Ok(firsts) = trades.orbits(seeds) {
                 return Some((trades, firsts));
             }
         }
@@ -273,6 +290,12 @@ impl Trades {
             .map(|j| all.pairs[j])
             .take(MAX_TRADES)
             .collect();
+        Trades::with_firsts(frame, kept, seeds)
+    }
+
+    /// The trades `kept` (each keeps the seeds `seeds`) and the canonical positions among the seeds;
+    /// `None` when none is kept.
+    fn with_firsts(frame: &Frame, kept: Vec<(Card, Card)>, seeds: &[u128]) -> Option<Kept> {
         if kept.is_empty() {
             return None;
         }
@@ -283,20 +306,27 @@ impl Trades {
     }
 
     /// The canonical positions of the orbits of the codes `seeds` (each once), sorted, when the trades
-    /// take the seeds onto themselves; `None` when they do not. They do when as many seeds have each
-    /// canonical position as its orbit has positions: the seeds of an orbit are at most its positions,
-    /// and as many only when they are all of them.
-    fn closes(&self, seeds: &[u128]) -> Option<Vec<u128>> {
+    /// take the seeds onto themselves; otherwise those of the orbits short of seeds. The trades take
+    /// the seeds onto themselves when as many seeds have each canonical position as its orbit has
+    /// positions: the seeds of an orbit are at most its positions, and as many only when they are all
+    /// of them.
+    fn orbits(&self, seeds: &[u128]) -> Result<Vec<u128>, Vec<u128>> {
         let mut canon: Vec<u128> = seeds.iter().map(|&c| self.canonical(c).0).collect();
         canon.sort_unstable();
         let mut orbit = Vec::new();
-        let full = canon.chunk_by(|a, b| a == b).all(|run| {
+        let mut short = Vec::new();
+        for run in canon.chunk_by(|a, b| a == b) {
             self.orbit(run[0], &mut orbit);
-            orbit.len() == run.len()
-        });
+            if orbit.len() != run.len() {
+                short.push(run[0]);
+            }
+        }
+        if !short.is_empty() {
+            return Err(short);
+        }
         canon.dedup();
         canon.shrink_to_fit();
-        full.then_some(canon)
+        Ok(canon)
     }
 
     /// `code` with trade `j` made: the two fields swapped, and the parents of the cards one rank lower.
@@ -611,10 +641,10 @@ mod tests {
             v.dedup();
         }
         assert!(seeds.len() > canon.len());
-        assert_eq!(t.closes(&seeds), Some(canon.clone()));
+        assert_eq!(t.orbits(&seeds).ok(), Some(canon.clone()));
         let lone = seeds.iter().position(|c| canon.binary_search(c).is_err());
         seeds.remove(lone.expect("a position not canonical"));
-        assert_eq!(t.closes(&seeds), None);
+        assert_eq!(t.orbits(&seeds).ok(), None);
     }
 
     /// The images of a record with trades ([`images`]) are the images of its seed under every product
