@@ -251,8 +251,7 @@ impl Trades {
             Err(short) => short,
         };
         if sampled.len() <= MAX_TRADES {
-            let canon_short = |c: &u128| short.binary_search(&trades.canonical(*c).0).is_ok();
-            let lone: Vec<u128> = seeds.iter().copied().filter(canon_short).collect();
+            let lone = trades.seeds_of(&short, seeds);
             let kept: Vec<(Card, Card)> = (0..trades.pairs.len())
                 .filter(|&j| {
                     let image_is_seed =
@@ -291,6 +290,24 @@ impl Trades {
             .take(MAX_TRADES)
             .collect();
         Trades::with_firsts(frame, kept, seeds)
+    }
+
+    /// The seeds among `seeds` (sorted, each once) of the orbits of the canonical positions `canon`:
+    /// the members of those orbits found among the seeds, while they are fewer than the seeds (few
+    /// orbits, the common case); otherwise the seeds whose canonical position is one of `canon`.
+    fn seeds_of(&self, canon: &[u128], seeds: &[u128]) -> Vec<u128> {
+        let (mut orbit, mut out, mut listed) = (Vec::new(), Vec::new(), 0);
+        for &c in canon {
+            self.orbit(c, &mut orbit);
+            listed += orbit.len();
+            if listed > seeds.len() {
+                let in_canon = |s: &u128| canon.binary_search(&self.canonical(*s).0).is_ok();
+                return seeds.iter().copied().filter(in_canon).collect();
+            }
+            let is_seed = |m: &u128| seeds.binary_search(m).is_ok();
+            out.extend(orbit.iter().map(|m| m.0).filter(is_seed));
+        }
+        out
     }
 
     /// The trades `kept` (each keeps the seeds `seeds`) and the canonical positions among the seeds;
@@ -623,6 +640,35 @@ mod tests {
             assert_eq!(got.map(|k| k.1), want.map(|k| k.1));
         }
         assert!(outcomes.len() > 1, "{outcomes:?}");
+    }
+
+    /// The seeds of some orbits are those whose canonical positions are the orbits': found by listing
+    /// a few orbits, and among all the seeds when the orbits hold more positions than there are seeds.
+    #[test]
+    fn the_seeds_of_orbits_are_those_of_their_canonical_positions() {
+        let (_, t, codes) = group();
+        let sorted = |mut v: Vec<u128>| {
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let canon = sorted(codes.iter().map(|&c| t.canonical(c).0).collect());
+        let cases = [
+            (
+                sorted(codes.clone()),
+                canon.iter().copied().step_by(50).collect(),
+            ),
+            (
+                sorted(codes.iter().copied().step_by(2).collect()),
+                canon.clone(),
+            ),
+        ];
+        for (seeds, some) in cases {
+            let of_some = |c: &u128| some.binary_search(&t.canonical(*c).0).is_ok();
+            let want: Vec<u128> = seeds.iter().copied().filter(of_some).collect();
+            assert!(!want.is_empty());
+            assert_eq!(sorted(t.seeds_of(&some, &seeds)), want);
+        }
     }
 
     /// The orbits of some positions, whole, are closed under the trades, and give their canonical
