@@ -29,7 +29,8 @@ use super::twin::{dealt_on_either, foundations, swap};
 /// Most trades a group keeps (those of the highest ranks): an orbit holds at most 2^12 positions.
 const MAX_TRADES: usize = 12;
 
-/// Seeds of the finer sample [`Trades::keep`] takes when the first does not tell.
+/// Seeds of the finer sample [`Trades::keep`] takes when more trades than a group keeps pass the first
+/// sample and the highest of them do not keep the seeds.
 const FINE_SAMPLE: usize = 4096;
 
 /// No place in a code: the card is not free in the group.
