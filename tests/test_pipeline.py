@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import fcanalyze_command, run_cli, sigint_as_in_a_terminal
 
-from fcanalyze import _core, games, journal, published, replay, runfile, runner, shards, summary
+from fcanalyze import _core, games, journal, published, records, replay, runfile, runner, shards, summary
 from fcanalyze.engines import SerialEngine, Task
 from fcanalyze.jobs import analyze as analyze_job
 from fcanalyze.records import SCHEMA_VERSION
@@ -620,6 +620,24 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     resumed = {5: {}}
     assert analyze_job.order(task, resumed) == [5, 7, 8, 6]
     assert analyze_job.order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
+
+
+def test_a_proof_that_filled_the_disk_leaves_no_files(tmp_path):
+    """A deal's layered proof files stay for --redo-undecided when a budget of positions or time ended
+    it, not when it filled the disk (they would leave the next deals' proofs none), nor when none of
+    its searches left a checkpoint."""
+    deal_dir = tmp_path / "6"
+    (deal_dir / "cells-1").mkdir(parents=True)
+
+    def rows(*exhausted):
+        return [records.search_row(6, 1, "undecided", 10**6, None, 1.0, e) for e in exhausted]
+
+    assert not analyze_job.keeps_files(deal_dir, rows("positions"))
+    (deal_dir / "cells-1" / "checkpoint").write_text("")
+    assert analyze_job.keeps_files(deal_dir, rows("positions"))
+    assert analyze_job.keeps_files(deal_dir, rows("time"))
+    assert not analyze_job.keeps_files(deal_dir, rows("disk"))
+    assert not analyze_job.keeps_files(deal_dir, rows(None, "disk"))
 
 
 @pytest.mark.slow

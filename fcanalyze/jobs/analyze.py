@@ -88,14 +88,22 @@ def classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, threads
         shorten_width=cfg["shorten_width"],
         shorten_positions=cfg["shorten_positions"],
     )
-    if checkpoint is not None and not _layered_checkpoint(checkpoint):
-        # Each layered proof that decided removed its files; one that ran out of a budget (disk, positions,
-        # time) left them, for --redo-undecided to go on from its checkpoint.
+    searches = records.search_rows(c)
+    if checkpoint is not None and not keeps_files(checkpoint, searches):
         shutil.rmtree(checkpoint, ignore_errors=True)
     row = records.deal_row(c)
     if not cfg.get("solutions", True):
         row["solution"] = None
-    return {"deal": deal, "deals": row, "searches": records.search_rows(c)}
+    return {"deal": deal, "deals": row, "searches": searches}
+
+
+def keeps_files(deal_dir: Path, searches: list[records.SearchRow]) -> bool:
+    """Whether a deal's layered proof files in `deal_dir` stay after its classification (`searches`, its
+    rows): those of a proof that ran out of positions or time, for --redo-undecided to go on from its
+    checkpoint. A proof that decided removed its own; one that filled the disk leaves none either, or
+    the next deals' proofs would find no disk (deal 194004 of 1-1,000,000 ended undecided for want of
+    disk behind the 74 GB of 180949's), and going on from them would need a larger disk anyway."""
+    return _layered_checkpoint(deal_dir) and not any(s["exhausted"] == "disk" for s in searches)
 
 
 def order(task: Task, resumed: dict[int, Any]) -> list[int]:
