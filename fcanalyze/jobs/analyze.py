@@ -74,8 +74,8 @@ def _layered_checkpoint(deal_dir: Path) -> bool:
 
 def classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, threads: int = 1) -> Record:
     """Classify `deal`: its rows in both tables, as a resume record. A layered proof of the deal keeps its
-    resumable files in ``SCRATCH/DEAL`` (when `scratch` exists; they stay there when it runs out of a
-    budget), and runs on `threads` threads."""
+    resumable files in ``SCRATCH/DEAL`` (when `scratch` exists; they stay there when it runs out of
+    positions or time: `keeps_files`), and runs on `threads` threads."""
     checkpoint = Path(scratch) / str(deal) if scratch and Path(scratch).is_dir() else None
     c = classify(
         deal,
