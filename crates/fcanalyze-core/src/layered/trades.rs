@@ -231,10 +231,7 @@ impl Trades {
         // 4,096, which sorted each trade's images of all the seeds before (0.936 of the time).
         let sample = |of: &[usize], seeds_in: usize| -> Vec<usize> {
             let step = (seeds.len() / seeds_in).max(1);
-            let kept = |j: usize| {
-                let image_is_seed = |c: &u128| seeds.binary_search(&all.apply(*c, j)).is_ok();
-                seeds.iter().step_by(step).all(image_is_seed)
-            };
+            let kept = |j: usize| all.keeps(j, seeds.iter().step_by(step), seeds);
             of.iter().copied().filter(|&j| kept(j)).collect()
         };
         let highest = |of: &[usize]| {
@@ -254,11 +251,7 @@ impl Trades {
         if sampled.len() <= MAX_TRADES {
             let lone = trades.seeds_of(&short, seeds);
             let kept: Vec<(Card, Card)> = (0..trades.pairs.len())
-                .filter(|&j| {
-                    let image_is_seed =
-                        |c: &u128| seeds.binary_search(&trades.apply(*c, j)).is_ok();
-                    lone.iter().all(image_is_seed)
-                })
+                .filter(|&j| trades.keeps(j, &lone, seeds))
                 .map(|j| trades.pairs[j])
                 .collect();
             return Trades::with_firsts(frame, kept, seeds);
@@ -271,8 +264,11 @@ impl Trades {
         if sieved.is_empty() {
             return None;
         }
-        let top = |of: &[usize]| of.iter().take(MAX_TRADES).copied().collect::<Vec<usize>>();
-        if top(&sieved) != top(&sampled) {
+        if sieved
+            .iter()
+            .take(MAX_TRADES)
+            .ne(sampled.iter().take(MAX_TRADES))
+        {
             let trades = highest(&sieved);
             if let Ok(firsts) = trades.orbits(seeds) {
                 return Some((trades, firsts));
@@ -291,6 +287,17 @@ impl Trades {
             .take(MAX_TRADES)
             .collect();
         Trades::with_firsts(frame, kept, seeds)
+    }
+
+    /// Whether trade `j` takes each of the codes `some` to one of `seeds` (sorted, each once).
+    fn keeps<'a>(
+        &self,
+        j: usize,
+        some: impl IntoIterator<Item = &'a u128>,
+        seeds: &[u128],
+    ) -> bool {
+        let image_is_seed = |c: &u128| seeds.binary_search(&self.apply(*c, j)).is_ok();
+        some.into_iter().all(image_is_seed)
     }
 
     /// The seeds among `seeds` (sorted, each once) of the orbits of the canonical positions `canon`:
