@@ -1,11 +1,9 @@
-//! The cascade that decides one cell count within a memory budget. On one thread: the lean prover
-//! first, up to [`LEAN_FIRST`] positions; then the layered proof ([`crate::layered`]), which holds
-//! fewer positions at once and is (by orbits) several times faster per position, up to
-//! [`LEAN_POSITIONS`]; when that is not enough, the lean prover again up to [`LEAN_POSITIONS`] or its
-//! memory, a wide beam, a beam over the layers and a short heuristic solve look for the line of a
-//! solvable position; and last the layered proof again, from its checkpoint ([`in_turn`]). On two
-//! threads and a memory budget that holds them all, the layered proof starts at once on one thread
-//! beside the others on the other ([`race`]), and the first answer stops the rest.
+//! The cascade that decides one cell count within a memory budget: the lean prover first, up to
+//! [`LEAN_POSITIONS`] or its memory; when it stops there, a wide beam, a beam over the layers and a
+//! short heuristic solve look for the line of a solvable position; and last the layered proof
+//! ([`crate::layered`]), which holds fewer positions at once and is as fast per position, or (by
+//! orbits) faster. On two threads and a memory budget that holds them all, the layered proof starts at
+//! once on one thread beside the others on the other ([`race`]), and the first answer stops the rest.
 //! [`crate::classify`] and the Python binding (`strategy="prove"`) both decide a cell count through
 //! [`prove_bounded`].
 //!
@@ -21,8 +19,7 @@ use crate::beam::{beam, layer_beam};
 use crate::error::{Error, Result};
 use crate::interrupt::StopHere;
 use crate::layered::{
-    checkpoint_positions, has_checkpoint, prove_layered, threads_now, LayeredConfig,
-    LayeredOutcome, LayeredResult, Scratch, Share,
+    has_checkpoint, prove_layered, threads_now, LayeredConfig, LayeredOutcome, LayeredResult, Share,
 };
 use crate::layout::Layout;
 use crate::limits::Limits;
@@ -42,17 +39,11 @@ use crate::store::BYTES_PER_POSITION;
 /// (one thread, deal 8983 with 1 cell: the lean prover's 100 million positions 54.5 s, the whole
 /// layered proof of 232 million 33.6 s; 20410 with 1 cell is the exception), but a lower cap would
 /// send the proofs between it and 100 million through the searches for a line first (about 40 s of
-/// CPU each): not lowered.
+/// CPU each): not lowered. Nor does a first turn of the layered proof before the searches pay on one
+/// thread (after the lean prover's first 5 million): the proofs of 10-100 million it speeds up are
+/// about matched by the lines past 5 million that wait for it (BENCHMARKS.md, "one thread taking
+/// turns").
 pub const LEAN_POSITIONS: u64 = 100_000_000;
-/// Most positions of the lean prover on one thread before the layered proof's first turn
-/// ([`in_turn`]). Past a few million positions the layered proof is the faster one (one thread, quiet
-/// cores: unsolvable with 1 cell, deal 5717 in 1.5 s against the lean prover's 4.1 s, 28660 2.2 s
-/// against 7.7 s, 27708 17.2 s against 59.5 s, 26030 10.6 s against 40.6 s), but it finds a line only
-/// once it has every position with fewer cards home, so a solvable position the lean prover would win
-/// a little later costs the layered proof's turn (up to [`LEAN_POSITIONS`], about 30 s): of the
-/// searches of 1-1,000,000's tables that decided past a million positions, 893 won between 1 and 5
-/// million positions and 316 past 5 million, and 1,302 proofs ended between 5 and 100 million.
-pub const LEAN_FIRST: u64 = 5_000_000;
 /// The beams [`prove_bounded`] tries when the prover stops: width and most positions (a
 /// beam of 1,000,000 did not win deal 17760 with 2 cells within 150 million positions either, in 600 s).
 const GIANT_BEAMS: &[(usize, u64)] = &[(100_000, 20_000_000)];
@@ -83,7 +74,6 @@ const LEAN_BYTES_PER_POSITION: usize = 56;
 /// searches for a line), and how long the layered proof waits before it starts beside them.
 #[derive(Clone, Copy)]
 struct Caps {
-    first: u64,
     lean: u64,
     beams: &'static [(usize, u64)],
     layer_beam: u64,
@@ -93,7 +83,6 @@ struct Caps {
 
 /// The caps of [`prove_bounded`].
 const CAPS: Caps = Caps {
-    first: LEAN_FIRST,
     lean: LEAN_POSITIONS,
     beams: GIANT_BEAMS,
     layer_beam: GIANT_LAYER_BEAM.2,
@@ -159,18 +148,15 @@ pub(crate) fn trace(step: &str, cells: usize, r: &SearchResult) {
 /// when even that does not fit in the memory, the answer is undecided. Without a memory budget the
 /// prover alone decides, up to the position budget.
 ///
-/// On one thread the layered proof takes a first turn up to [`LEAN_POSITIONS`] after the prover's
-/// first [`LEAN_FIRST`] positions, before the others ([`in_turn`]). On two threads or more
-/// ([`Prover::layered_threads`], or those lent), it starts at once beside the others ([`race`]): on
-/// one thread and a part of the memory while they run on the other, on all of them once they have
-/// found nothing. The answer is the same either way: a line is the prover's or the searches'
-/// whenever they find one, a proof's count is exact.
+/// On two threads or more ([`Prover::layered_threads`], or those lent), the layered proof starts at
+/// once beside the others ([`race`]): on one thread and a part of the memory while they run on the
+/// other, on all of them once they have found nothing. The answer is the same as in order: a line
+/// is the prover's or the searches' whenever they find one, a proof's count is exact either way.
 ///
 /// With a `checkpoint` directory, the layered proof is resumable there
 /// ([`LayeredConfig::checkpoint_dir`]). When the directory holds a checkpoint, the layered proof goes
-/// on from it: beside the others again on two threads; on one, straight away when it is past
-/// [`LEAN_POSITIONS`] (one thread goes past it only once the others have found nothing), else in its
-/// turns again.
+/// on from it: beside the others again on two threads, straight away on one (one thread saves its
+/// checkpoints only once the others have found nothing).
 pub fn prove_bounded(
     prover: &mut Prover,
     solver: &mut Solver,
@@ -208,118 +194,23 @@ fn prove_within(
     // Beside the others, the layered proof holds what they leave of the memory: at least a quarter.
     let theirs = caps.bytes(memory);
     let beside = n > 1 && memory - theirs >= memory / 4;
-    let looked = checkpoint
-        .and_then(checkpoint_positions)
-        .is_some_and(|p| p >= caps.lean);
-    if !beside && looked {
-        // A checkpoint past the layered proof's first turn was saved after the others found nothing,
-        // or beside them: one thread cannot tell, and goes straight to it. Beside them, the layered
-        // proof goes on from it there, and the others search again (a line they would find is never
-        // left to it). One before is that of a first turn: the turns are taken again, the layered
-        // proof's from it.
+    if !beside && checkpoint.is_some_and(has_checkpoint) {
+        // Its checkpoint was saved after the others found nothing, or beside them: one thread cannot
+        // tell, and goes straight to it. Beside them, the layered proof goes on from it there, and
+        // the others search again (a line they would find is never left to it).
         let l = prove_layered(layout, ncells, limits, &config)?;
-        return layered_result(layout, ncells, l);
+        return layered_result(layout, ncells, l, 0.0);
     }
     if beside {
         return race(
             prover, solver, layout, ncells, limits, config, n, theirs, caps,
         );
     }
-    in_turn(prover, solver, layout, ncells, limits, config, n, caps)
-}
-
-/// [`prove_bounded`] on one thread (or in a memory that does not hold the others beside the layered
-/// proof): the lean prover up to `caps.first` positions; the layered proof up to `caps.lean`; the
-/// lean prover again up to `caps.lean` and the searches for a line ([`look`]), the first that decides
-/// answering; last the layered proof again from its checkpoint (in a directory of its own when
-/// `config` has none). A win of the layered proof in its first turn waits for the others' answer, as
-/// in [`race`]: their line if they find one, else its own, so that a line does not depend on the
-/// threads. Most proofs past `caps.first` end in the layered proof's first turn; a solvable position
-/// past it pays that turn before the others find its line.
-#[allow(clippy::too_many_arguments)]
-fn in_turn(
-    prover: &mut Prover,
-    solver: &mut Solver,
-    layout: &Layout,
-    ncells: usize,
-    limits: Limits,
-    config: LayeredConfig,
-    threads: usize,
-    caps: &Caps,
-) -> Result<SearchResult> {
-    let memory = config.max_memory.unwrap_or(usize::MAX);
-    let t = std::time::Instant::now();
-    let timed = |r: SearchResult| SearchResult {
-        elapsed_ms: t.elapsed().as_secs_f64() * 1e3,
-        ..r
-    };
-    let first = Limits {
-        max_positions: limits.max_positions.min(caps.first),
-        ..limits
-    };
-    let r = prover.prove(layout, ncells, first)?;
-    trace("prover", ncells, &r);
-    if r.outcome != Outcome::Undecided
-        || r.exhausted != Some(Budget::Positions)
-        || r.positions >= limits.max_positions
-    {
-        return Ok(r);
-    }
-    // The layered proof's two turns go on from one checkpoint: the caller's directory, or one of its
-    // own for this call.
-    let caller = config.checkpoint_dir.clone();
-    let scratch = match caller {
-        Some(_) => None,
-        None => Some(Scratch::create()?),
-    };
-    let turns = LayeredConfig {
-        checkpoint_dir: caller
-            .clone()
-            .or_else(|| scratch.as_ref().map(|s| s.path().to_path_buf())),
-        ..config.clone()
-    };
-    let capped = Limits {
-        max_positions: limits.max_positions.min(caps.lean),
-        ..limits
-    };
-    let l = prove_layered(layout, ncells, capped, &turns)?;
-    // Past its cap (or the budget, which the lean prover may still find a line within), or out of its
-    // memory, the others' turn.
-    let won = l.outcome == LayeredOutcome::Won;
-    if !won && l.outcome != LayeredOutcome::Undecided(Budget::Positions) {
-        return Ok(timed(layered_result(layout, ncells, l)?));
-    }
-    if !won {
-        trace("layered", ncells, &summary(&l));
-    }
-    // Out of its memory before its cap, a resumable proof would stop there again (its checkpoints
-    // hold more buffers at once: deal 883 with no cell fits in 5 MB only without them), so the last
-    // turn is the caller's proof from the start, as if the first had not been.
-    let short = !won && l.positions < capped.max_positions;
-    let last = if short && scratch.is_some() {
-        drop(scratch);
-        config
-    } else {
-        turns
-    };
-    match look(
-        prover, solver, layout, ncells, limits, memory, threads, caps,
-    )? {
-        Looked::Ended(r) => {
-            // The cell count is decided: the files of the layered proof's first turn go, as they
-            // would have, had it never started (those in a directory of its own go with it). A
-            // caller's checkpoint of a proof stopped by a budget stays for a resume.
-            if r.outcome != Outcome::Undecided {
-                if let Some(dir) = &caller {
-                    let _ = std::fs::remove_dir_all(dir);
-                }
-            }
-            Ok(timed(r))
-        }
-        Looked::Open if won => Ok(timed(layered_result(layout, ncells, l)?)),
-        Looked::Open => {
-            let l = prove_layered(layout, ncells, limits, &last)?;
-            Ok(timed(layered_result(layout, ncells, l)?))
+    match look(prover, solver, layout, ncells, limits, memory, n, caps)? {
+        Looked::Ended(r) => Ok(r),
+        Looked::Open(spent) => {
+            let l = prove_layered(layout, ncells, limits, &config)?;
+            layered_result(layout, ncells, l, spent)
         }
     }
 }
@@ -328,12 +219,12 @@ fn in_turn(
 enum Looked {
     /// An answer, or a budget spent (the layered proof would spend it too).
     Ended(SearchResult),
-    /// None decided: the layered proof's turn.
-    Open,
+    /// None decided, in so many milliseconds: the layered proof's turn.
+    Open(f64),
 }
 
 /// The lean prover, then the searches for a line ([`Lookouts`]) when it stops at its memory or at
-/// its cap ([`LEAN_POSITIONS`]), as `caps` says: their answer, or that they found none. The
+/// its cap ([`LEAN_POSITIONS`]), as `caps` says: their answer, or how long they took to find none. The
 /// memory budget is `memory`, and the searches for a line run side by side when `threads` are two or
 /// more and the memory holds them.
 #[allow(clippy::too_many_arguments)]
@@ -399,7 +290,9 @@ fn look(
             }));
         }
     }
-    Ok(Looked::Open)
+    Ok(Looked::Open(
+        spent + if side_by_side { wall } else { summed },
+    ))
 }
 
 /// [`prove_bounded`] on `threads` threads (two or more): the layered proof (as `config` says) on one
@@ -464,7 +357,7 @@ fn race(
             (prover.max_memory, prover.layered_threads) = kept;
             looked
         };
-        let open = matches!(looked, Ok(Looked::Open));
+        let open = matches!(looked, Ok(Looked::Open(_)));
         if open {
             share.whole();
         } else {
@@ -491,7 +384,7 @@ fn race(
                     l.positions
                 )));
             }
-            Ok(timed(layered_result(layout, ncells, l)?))
+            Ok(timed(layered_result(layout, ncells, l, 0.0)?))
         }
         (layered, Looked::Ended(r)) => {
             // The layered proof was stopped, or never started, or ran out of its budget as they did:
@@ -512,14 +405,14 @@ fn race(
             }
             Ok(timed(r))
         }
-        (layered, Looked::Open) => {
+        (layered, Looked::Open(_)) => {
             // It started when they ended without an answer, if not before.
             let l = layered
                 .ok_or_else(|| Error::Internal("the layered proof never started".into()))??;
             if l.outcome != LayeredOutcome::Undecided(Budget::Positions)
                 || l.positions >= limits.max_positions
             {
-                return Ok(timed(layered_result(layout, ncells, l)?));
+                return Ok(timed(layered_result(layout, ncells, l, 0.0)?));
             }
             // It ran out of memory, perhaps in the part it had beside the others: again with the
             // whole (from its last checkpoint if it is resumable).
@@ -530,7 +423,7 @@ fn race(
             };
             let l = prove_layered(layout, ncells, limits, &whole)?;
             let spent = t.elapsed().as_secs_f64() * 1e3;
-            let r = layered_result(layout, ncells, l)?;
+            let r = layered_result(layout, ncells, l, 0.0)?;
             Ok(SearchResult {
                 elapsed_ms: spent,
                 ..r
@@ -650,8 +543,14 @@ impl Lookouts {
     }
 }
 
-/// The layered proof's answer `l` as a search result (a line replayed when won).
-fn layered_result(layout: &Layout, ncells: usize, l: LayeredResult) -> Result<SearchResult> {
+/// The layered proof's answer `l` as a search result (a line replayed when won), after `spent` ms of
+/// searches that ran out of memory.
+fn layered_result(
+    layout: &Layout,
+    ncells: usize,
+    l: LayeredResult,
+    spent: f64,
+) -> Result<SearchResult> {
     if l.outcome == LayeredOutcome::Won && !l.chain.is_empty() {
         let rules = Rules::new(layout, ncells);
         let r = SearchResult {
@@ -662,11 +561,17 @@ fn layered_result(layout: &Layout, ncells: usize, l: LayeredResult) -> Result<Se
             exhausted: None,
         };
         trace("layered", ncells, &r);
-        return Ok(r);
+        return Ok(SearchResult {
+            elapsed_ms: spent + r.elapsed_ms,
+            ..r
+        });
     }
     let r = summary(&l);
     trace("layered", ncells, &r);
-    Ok(r)
+    Ok(SearchResult {
+        elapsed_ms: spent + r.elapsed_ms,
+        ..r
+    })
 }
 
 /// The layered proof's answer `l` as a search result without a line: unsolvable, or undecided (a win
@@ -743,7 +648,6 @@ mod tests {
     #[test]
     fn the_layered_proof_beside_the_others_answers_as_in_order() {
         let caps = Caps {
-            first: 5_000,
             lean: 20_000,
             beams: &[(200, 5_000)],
             layer_beam: 10_000,
@@ -857,120 +761,6 @@ mod tests {
             assert_eq!((answered, dir.exists()), (!kept, kept), "deal {deal}");
             let _ = std::fs::remove_dir_all(&dir);
         }
-    }
-
-    /// On one thread the lean prover's first positions, the layered proof's first turn, then the
-    /// others and the layered proof again: the verdicts and counts of the lean prover alone, the line
-    /// of the lean prover within its cap whenever it finds one (never the layered proof's, even when
-    /// that wins in its first turn), and no files left behind in the caller's directory once the cell
-    /// count is decided (those of a proof out of its budget stay); over deals where each turn decides.
-    #[test]
-    fn one_thread_takes_turns_with_the_answers_of_the_lean_prover() {
-        let limits = Limits {
-            max_positions: 2_000_000,
-            max_millis: None,
-        };
-        let line = |r: &SearchResult| -> Vec<String> {
-            r.solution.iter().map(|m| format!("{m:?}")).collect()
-        };
-        // Each case's kind of answer, under `caps`.
-        let kinds = |caps: &Caps, cases: &[(u64, usize)]| {
-            let mut seen = std::collections::BTreeSet::new();
-            for &(deal, ncells) in cases {
-                let layout = Layout::deal(deal).unwrap();
-                let alone = Prover::new().prove(&layout, ncells, limits).unwrap();
-                let capped = Limits {
-                    max_positions: caps.lean,
-                    ..limits
-                };
-                let within = Prover::new().prove(&layout, ncells, capped).unwrap();
-                let config = LayeredConfig {
-                    max_memory: Some(64 << 20),
-                    ..LayeredConfig::default()
-                };
-                let turn = prove_layered(&layout, ncells, capped, &config).unwrap();
-                let dir = std::env::temp_dir().join(format!(
-                    "fcanalyze-turns-{}-{deal}-{ncells}",
-                    std::process::id()
-                ));
-                let mut prover = Prover::new();
-                prover.max_memory = Some(64 << 20);
-                prover.layered_threads = 1;
-                let r = prove_within(
-                    &mut prover,
-                    &mut Solver::new(),
-                    &layout,
-                    ncells,
-                    limits,
-                    Some(&dir),
-                    caps,
-                )
-                .unwrap();
-                let case = format!("deal {deal} with {ncells} cells");
-                // Undecided where every search is capped below its set (the layered proof's
-                // budget spent on a solvable position), as in order before the turns.
-                if r.outcome != Outcome::Undecided {
-                    assert_eq!(r.outcome, alone.outcome, "{case}");
-                }
-                if r.outcome == Outcome::Unsolvable {
-                    assert_eq!(r.positions, alone.positions, "{case}");
-                }
-                if within.outcome == Outcome::Solved {
-                    assert_eq!(line(&r), line(&within), "{case}");
-                }
-                assert_eq!(
-                    dir.exists(),
-                    r.outcome == Outcome::Undecided,
-                    "{case}: files left behind, or a proof's files gone"
-                );
-                let _ = std::fs::remove_dir_all(&dir);
-                seen.insert(match (r.outcome, r.positions) {
-                    (Outcome::Solved, n)
-                        if n > caps.first && turn.outcome == LayeredOutcome::Won =>
-                    {
-                        "first turn's win, the lean prover's line"
-                    }
-                    (Outcome::Unsolvable, n) if n <= caps.first => "lean proof",
-                    (Outcome::Unsolvable, n) if n <= caps.lean => "first turn's proof",
-                    (Outcome::Unsolvable, _) => "second turn's proof",
-                    (Outcome::Solved, n) if n <= caps.first => "lean line",
-                    (Outcome::Solved, _) if within.outcome == Outcome::Solved => "later lean line",
-                    (Outcome::Solved, _) => "the others' line",
-                    _ => "undecided",
-                });
-            }
-            seen
-        };
-        let caps = Caps {
-            first: 2_000,
-            lean: 20_000,
-            beams: &[(200, 5_000)],
-            layer_beam: 10_000,
-            solver: 10_000,
-            race_after: Duration::ZERO,
-        };
-        let cases: Vec<_> = (1..=40).flat_map(|d| [(d, 0), (d, 1)]).collect();
-        let seen = kinds(&caps, &cases);
-        for kind in [
-            "lean proof",
-            "first turn's proof",
-            "second turn's proof",
-            "lean line",
-            "later lean line",
-        ] {
-            assert!(seen.contains(kind), "no {kind}: {seen:?}");
-        }
-        // Deal 8355 with no cell: the lean prover's line after 7,742 positions, the layered proof's
-        // win within 300,000.
-        let wide = Caps {
-            lean: 300_000,
-            ..caps
-        };
-        let seen = kinds(&wide, &[(8355, 0)]);
-        assert!(
-            seen.contains("first turn's win, the lean prover's line"),
-            "{seen:?}"
-        );
     }
 
     /// A stop raised for one thread ends its searches as if their time had run out, until it is

@@ -302,33 +302,10 @@ pub fn flush_keys(max_memory: Option<usize>) -> usize {
 
 /// Whether `dir` holds the checkpoint of a resumable layered search.
 pub fn has_checkpoint(dir: &Path) -> bool {
-    checkpoint_positions(dir).is_some()
-}
-
-/// The positions a resumable layered search had counted when it saved the checkpoint in `dir`, if
-/// there is one.
-pub fn checkpoint_positions(dir: &Path) -> Option<u64> {
     std::fs::read_to_string(dir.join(CHECKPOINT_FILE))
         .ok()
         .and_then(|t| Checkpoint::parse(&t))
-        .map(|c| c.done)
-}
-
-/// A directory of the caller's own for a resumable layered search ([`LayeredConfig::checkpoint_dir`])
-/// that is removed with its files when dropped: a proof stopped at a cap goes on from its checkpoint
-/// later in the same call, and leaves nothing behind.
-pub struct Scratch(spill::SpillDir);
-
-impl Scratch {
-    /// A new empty directory among the temporary files (those of killed processes are removed).
-    pub fn create() -> Result<Scratch> {
-        spill::SpillDir::create().map(Scratch)
-    }
-
-    /// Where it is.
-    pub fn path(&self) -> &Path {
-        &self.0 .0
-    }
+        .is_some()
 }
 
 fn bounds(max_memory: Option<usize>) -> Bounds {
