@@ -1,5 +1,6 @@
 //! Experiment driver: solve a sample of deals and print position statistics.
-//! Usage: tune START END STEP CELLS   (env W=weights, CAP=max positions, WORST=n to list the worst deals)
+//! Usage: tune START END STEP CELLS   (env W=weights, CAP=max positions, WORST=n to list the worst deals,
+//! DFSP=the dives, BFQ=the best-first quantum, DUMP=1 for a line a deal on stderr: deal, positions, µs)
 use fccore::*;
 pub fn run(args: &[String]) {
     let a: u64 = args[1].parse().unwrap();
@@ -28,6 +29,7 @@ pub fn run(args: &[String]) {
     let t = std::time::Instant::now();
     let (mut tot, mut solved, mut unsolv, mut moves) = (0u64, 0u64, 0u64, 0usize);
     let mut ps = vec![];
+    let mut us: Vec<u64> = vec![];
     let (mut visits, mut expansions) = (0u64, 0u64);
     let list: Vec<u64> = match std::env::var("DEALS") {
         Ok(l) => l.split(',').map(|x| x.parse().unwrap()).collect(),
@@ -49,6 +51,7 @@ pub fn run(args: &[String]) {
         visits += s.work.visits;
         expansions += s.work.expansions;
         ps.push((r.positions, d));
+        us.push((r.elapsed_ms * 1e3) as u64);
         match r.outcome {
             Outcome::Solved => {
                 solved += 1;
@@ -72,8 +75,8 @@ pub fn run(args: &[String]) {
         expansions as f64 / n as f64
     );
     if std::env::var("DUMP").is_ok() {
-        for (p, d) in &ps {
-            eprintln!("{d} {p}");
+        for ((p, d), u) in ps.iter().zip(&us) {
+            eprintln!("{d} {p} {u}");
         }
     }
     if worst > 0 {
