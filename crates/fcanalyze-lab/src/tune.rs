@@ -29,7 +29,6 @@ pub fn run(args: &[String]) {
     let t = std::time::Instant::now();
     let (mut tot, mut solved, mut unsolv, mut moves) = (0u64, 0u64, 0u64, 0usize);
     let mut ps = vec![];
-    let mut us: Vec<u64> = vec![];
     let (mut visits, mut expansions) = (0u64, 0u64);
     let list: Vec<u64> = match std::env::var("DEALS") {
         Ok(l) => l.split(',').map(|x| x.parse().unwrap()).collect(),
@@ -50,8 +49,7 @@ pub fn run(args: &[String]) {
         tot += r.positions;
         visits += s.work.visits;
         expansions += s.work.expansions;
-        ps.push((r.positions, d));
-        us.push((r.elapsed_ms * 1e3) as u64);
+        ps.push((r.positions, d, (r.elapsed_ms * 1e3) as u64));
         match r.outcome {
             Outcome::Solved => {
                 solved += 1;
@@ -75,7 +73,7 @@ pub fn run(args: &[String]) {
         expansions as f64 / n as f64
     );
     if std::env::var("DUMP").is_ok() {
-        for ((p, d), u) in ps.iter().zip(&us) {
+        for (p, d, u) in &ps {
             eprintln!("{d} {p} {u}");
         }
     }
@@ -84,7 +82,7 @@ pub fn run(args: &[String]) {
             .iter()
             .rev()
             .take(worst)
-            .map(|(p, d)| format!("{d}:{p}"))
+            .map(|(p, d, _)| format!("{d}:{p}"))
             .collect();
         println!("worst: {}", w.join(" "));
     }
