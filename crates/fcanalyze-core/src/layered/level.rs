@@ -39,8 +39,9 @@ const SAMPLES: usize = 64;
 /// Bytes of each file reader's buffer.
 const READ_BUFFER: usize = 1 << 20;
 
-/// A merge into the next level asks whether to stop every this many codes read (some milliseconds).
-const OUT_EVERY: u64 = 1 << 20;
+/// A merge into the next level, or the seeds read into a first level, ask whether to stop every this
+/// many codes read (some milliseconds).
+pub(super) const OUT_EVERY: u64 = 1 << 20;
 
 impl Level {
     pub(super) fn len(&self) -> usize {

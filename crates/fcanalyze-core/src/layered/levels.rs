@@ -13,7 +13,7 @@ use crate::outcome::Budget;
 use super::checkpoint::{Finished, LevelState};
 use super::code::{tag, untag, untagged, Frame, CODE};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
-use super::level::{sort_dedup, split_points, Level, Levels, Part, Sample};
+use super::level::{sort_dedup, split_points, Level, Levels, Part, Sample, OUT_EVERY};
 use super::seeds::{lock, SeedBuf};
 use super::table::Table;
 use super::trades::{Kept, Trades};
@@ -68,24 +68,20 @@ pub(super) fn search_by_levels(
             (orbits_level(&levels, firsts)?, Some(trades))
         }
         None => {
-            let mut runs: Vec<Part> = Vec::new();
-            let mut samples = Vec::new();
             // The seeds taken so far, then the others, searched from with every run moved.
             for c in chunk.iter_mut() {
                 *c = tag(*c, NO);
             }
-            while let Some(seed) = more()? {
-                push_code(&mut chunk, tag(frame.encode(&seed), NO), max_chunk);
-                if chunk.len() >= max_chunk {
-                    runs.push(levels.write_run(&mut chunk, &mut samples)?);
-                }
-            }
-            sort_dedup(&mut chunk, &mut samples);
+            let out = out_of_time(cx);
+            let mut next =
+                || -> Result<Option<u128>> { Ok(more()?.map(|seed| tag(frame.encode(&seed), NO))) };
+            let Some(runs) = seed_runs(&levels, &mut chunk, &mut next, max_chunk, &out)? else {
+                return Ok(GroupEnd::Out(Budget::Time));
+            };
             let room = runs.iter().map(|r| r.len).sum::<usize>() + chunk.len();
             if levels.disk_low(room) {
                 return Ok(GroupEnd::Out(Budget::Disk));
             }
-            let out = out_of_time(cx);
             let first = levels.merge_range((&runs, &[&chunk]), &none, &none, (None, None), &out)?;
             levels.remove(runs);
             chunk.clear();
@@ -458,6 +454,37 @@ fn level(
     Ok(Ok((next, shares.iter().map(|s| s.positions).sum())))
 }
 
+/// The first level of a group as sorted runs: the codes of `chunk` (the seeds taken so far) and those
+/// `next` gives (the rest), sorted in chunks of `max_chunk`, the full chunks written as runs and the
+/// last left sorted in `chunk`. `None`, the runs removed and `chunk` cleared, when `out` says so (asked
+/// every [`OUT_EVERY`] codes: a giant group's seeds take many minutes to read, 384243's largest group
+/// of layer 52 with 2 cells 1.9 billion of them, and a stop asked meanwhile must not wait for them).
+fn seed_runs(
+    levels: &Levels,
+    chunk: &mut Vec<u128>,
+    next: &mut dyn FnMut() -> Result<Option<u128>>,
+    max_chunk: usize,
+    out: &dyn Fn() -> bool,
+) -> Result<Option<Vec<Part>>> {
+    let mut runs = Vec::new();
+    let mut samples = Vec::new();
+    let mut read = 0u64;
+    while let Some(code) = next()? {
+        if read % OUT_EVERY == 0 && out() {
+            levels.remove(runs);
+            chunk.clear();
+            return Ok(None);
+        }
+        read += 1;
+        push_code(chunk, code, max_chunk);
+        if chunk.len() >= max_chunk {
+            runs.push(levels.write_run(chunk, &mut samples)?);
+        }
+    }
+    sort_dedup(chunk, &mut samples);
+    Ok(Some(runs))
+}
+
 /// Whether `cx`'s search is out of time, or asked to stop from outside ([`crate::interrupt`]), for the
 /// merges of levels, which may run on other threads.
 fn out_of_time(cx: &Cx) -> impl Fn() -> bool + Sync {
@@ -785,5 +812,63 @@ mod tests {
             caught_sorted < plain_sorted * 9 / 10,
             "{caught_sorted} codes sorted against {plain_sorted}"
         );
+    }
+
+    /// A group's seeds read into runs stop when asked (at the first code read, and at every
+    /// [`OUT_EVERY`] after it), their runs removed; not asked, the runs and the chunk left hold every
+    /// code once.
+    #[test]
+    fn seeds_asked_to_stop_leave_nothing() {
+        let dir = std::env::temp_dir().join(format!("fcanalyze-seeds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let levels = Levels {
+            dir: dir.clone(),
+            thread: 0,
+            made: std::sync::atomic::AtomicU64::new(0),
+            disk: std::sync::atomic::AtomicU64::new(0),
+            min_free: 0,
+        };
+        let files = || std::fs::read_dir(&dir).unwrap().count();
+        let n = OUT_EVERY + 10;
+        let asked = std::cell::Cell::new(0u64);
+        for stop_at in [1u64, 2, 3] {
+            // Codes counting down, each twice, in chunks of 1000: many runs before the stop.
+            let mut codes = (0..n).map(|i| ((n / 2 - i / 2) as u128) << 8);
+            let mut next = || -> Result<Option<u128>> { Ok(codes.next()) };
+            asked.set(0);
+            let out = || {
+                asked.set(asked.get() + 1);
+                asked.get() == stop_at
+            };
+            let mut chunk = vec![7 << 8];
+            let got = seed_runs(&levels, &mut chunk, &mut next, 1000, &out).unwrap();
+            match stop_at {
+                3 => {
+                    // Asked twice (codes 0 and OUT_EVERY), neither a stop: every code once.
+                    assert_eq!(asked.get(), 2);
+                    let runs = got.unwrap();
+                    assert!(runs.len() > 500, "{} runs", runs.len());
+                    let read = Level::of(runs.clone()).len() + chunk.len();
+                    let mut all = Vec::new();
+                    for r in &runs {
+                        let mut rd = Level::of([r.clone()]).read_from(None).unwrap();
+                        while let Some(c) = rd.next_code().unwrap() {
+                            all.push(c);
+                        }
+                    }
+                    all.extend(&chunk);
+                    all.sort_unstable();
+                    all.dedup();
+                    assert_eq!(all.len() as u64, n / 2, "{read} codes read back");
+                    levels.remove(runs);
+                }
+                _ => {
+                    assert!(got.is_none());
+                    assert!(chunk.is_empty());
+                }
+            }
+            assert_eq!(files(), 0, "runs left after stop_at={stop_at}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
