@@ -4,6 +4,7 @@
 //! runs into a part of the next level ([`Levels::merge_range`]), so that several threads can each merge
 //! a range of their own.
 
+use std::collections::binary_heap::PeekMut;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
@@ -244,7 +245,8 @@ impl Levels {
         let mut len = 0usize;
         let mut last: Option<u128> = None;
         let mut read = 0u64;
-        while let Some(std::cmp::Reverse((code, i))) = heap.pop() {
+        while let Some(mut top) = heap.peek_mut() {
+            let std::cmp::Reverse((code, i)) = *top;
             if hi.is_some_and(|hi| code >= hi) {
                 break;
             }
@@ -254,8 +256,13 @@ impl Levels {
                 let _ = std::fs::remove_file(&path);
                 return Ok(None);
             }
-            if let Some(n) = sources[i].next_code()? {
-                heap.push(std::cmp::Reverse((n, i)));
+            // The run's next code takes its place at the top, sifted down once (a pop and a push
+            // sift twice: the heap was 40% of a giant level's merge, 384243's with 2 cells).
+            match sources[i].next_code()? {
+                Some(n) => *top = std::cmp::Reverse((n, i)),
+                None => {
+                    PeekMut::pop(top);
+                }
             }
             // Copies of a code differ only in their tags.
             let plain = untagged(code);

@@ -29,6 +29,10 @@ pub(super) static BY_ORBITS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 #[cfg(test)]
 pub(super) static SHARED_LEVELS: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
+/// Tests: the first levels merged by more than one thread, in the whole process.
+#[cfg(test)]
+pub(super) static SHARED_FIRSTS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
 /// Tests: the followers counted by their owners' searches, in the whole process.
 #[cfg(test)]
 pub(super) static TWINS_REPLAYED: std::sync::atomic::AtomicUsize =
@@ -75,20 +79,20 @@ pub(super) fn search_by_levels(
             let out = out_of_time(cx);
             let mut next =
                 || -> Result<Option<u128>> { Ok(more()?.map(|seed| tag(frame.encode(&seed), NO))) };
-            let Some(runs) = seed_runs(&levels, &mut chunk, &mut next, max_chunk, &out)? else {
+            let seeds = seed_runs(&levels, &mut chunk, &mut next, max_chunk, &out)?;
+            let Some((runs, samples)) = seeds else {
                 return Ok(GroupEnd::Out(Budget::Time));
             };
             let room = runs.iter().map(|r| r.len).sum::<usize>() + chunk.len();
             if levels.disk_low(room) {
                 return Ok(GroupEnd::Out(Budget::Disk));
             }
-            let first = levels.merge_range((&runs, &[&chunk]), &none, &none, (None, None), &out)?;
+            let first = first_level(cx, &levels, (&runs, samples), &chunk, &out);
             levels.remove(runs);
             chunk.clear();
-            let Some(first) = first else {
+            let Some(cur) = first? else {
                 return Ok(GroupEnd::Out(Budget::Time));
             };
-            let cur = Level::of([first]);
             match cx.trades {
                 true => with_trades(cx, frame, &levels, cur, max_chunk)?,
                 false => (cur, None),
@@ -459,13 +463,14 @@ fn level(
 /// last left sorted in `chunk`. `None`, the runs removed and `chunk` cleared, when `out` says so (asked
 /// every [`OUT_EVERY`] codes: a giant group's seeds take many minutes to read, 384243's largest group
 /// of layer 52 with 2 cells 1.9 billion of them, and a stop asked meanwhile must not wait for them).
+/// With the runs, the samples of the runs and the chunk.
 fn seed_runs(
     levels: &Levels,
     chunk: &mut Vec<u128>,
     next: &mut dyn FnMut() -> Result<Option<u128>>,
     max_chunk: usize,
     out: &dyn Fn() -> bool,
-) -> Result<Option<Vec<Part>>> {
+) -> Result<Option<(Vec<Part>, Vec<Sample>)>> {
     let mut runs = Vec::new();
     let mut samples = Vec::new();
     let mut read = 0u64;
@@ -482,7 +487,59 @@ fn seed_runs(
         }
     }
     sort_dedup(chunk, &mut samples);
-    Ok(Some(runs))
+    Ok(Some((runs, samples)))
+}
+
+/// A group's first level: its seeds' `runs` and last `chunk` ([`seed_runs`]) merged, each code once,
+/// by `cx`'s thread and the threads idle now, each a range of codes (split by the `samples`) into a
+/// part, as the levels after it are. `None`, no part left, when `out` says so.
+fn first_level(
+    cx: &Cx,
+    levels: &Levels,
+    (runs, samples): (&[Part], Vec<Sample>),
+    chunk: &[u128],
+    out: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<Level>> {
+    let mut crew = std::mem::take(&mut *lock_idle(cx.idle));
+    let n = 1 + crew.len();
+    #[cfg(test)]
+    if n > 1 {
+        SHARED_FIRSTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let points = split_points(samples, n);
+    let bound = |j: usize| (j.checked_sub(1).map(|k| points[k]), points.get(j).copied());
+    let chunks = [chunk];
+    let inputs = (runs, &chunks[..]);
+    let none = Level::default();
+    let none = &none;
+    let merged: Vec<Result<Option<Part>>> = std::thread::scope(|scope| {
+        let running: Vec<_> = (1..n)
+            .map(|j| scope.spawn(move || levels.merge_range(inputs, none, none, bound(j), out)))
+            .collect();
+        let mut merged = vec![levels.merge_range(inputs, none, none, bound(0), out)];
+        merged.extend(
+            running
+                .into_iter()
+                .map(|h| h.join().expect("a thread of the layered proof panicked")),
+        );
+        merged
+    });
+    lock_idle(cx.idle).append(&mut crew);
+    let mut parts = Vec::with_capacity(n);
+    let mut stopped = false;
+    let mut failed = None;
+    for m in merged {
+        match m {
+            Ok(Some(p)) => parts.push(p),
+            Ok(None) => stopped = true,
+            Err(e) => failed = failed.or(Some(e)),
+        }
+    }
+    if stopped || failed.is_some() {
+        levels.remove(parts);
+        return failed.map_or(Ok(None), Err);
+    }
+    Ok(Some(Level::of(parts)))
 }
 
 /// Whether `cx`'s search is out of time, or asked to stop from outside ([`crate::interrupt`]), for the
@@ -846,7 +903,7 @@ mod tests {
                 3 => {
                     // Asked twice (codes 0 and OUT_EVERY), neither a stop: every code once.
                     assert_eq!(asked.get(), 2);
-                    let runs = got.unwrap();
+                    let (runs, _) = got.unwrap();
                     assert!(runs.len() > 500, "{} runs", runs.len());
                     let read = Level::of(runs.clone()).len() + chunk.len();
                     let mut all = Vec::new();

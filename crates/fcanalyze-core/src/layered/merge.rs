@@ -1,6 +1,7 @@
 //! The k-way merge of a layer's sorted runs ([`Merge`]): its seeds group by group, each record once,
 //! and each record's images under its trades.
 
+use std::collections::binary_heap::PeekMut;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -61,6 +62,23 @@ impl LayerFile {
     }
 }
 
+/// The next record of `run` of `file` (at its path), read in chunks of about `chunk` bytes.
+fn next_rec(run: &mut Run, (file, path): (&File, &Path), chunk: usize) -> Result<Option<Rec>> {
+    if run.at == run.buf.len() {
+        if run.pos == run.end {
+            return Ok(None);
+        }
+        let n = (run.end - run.pos).min((chunk / run.width * run.width) as u64) as usize;
+        run.buf.resize(n, 0);
+        read_at(file, path, run.pos, &mut run.buf)?;
+        run.pos += n as u64;
+        run.at = 0;
+    }
+    let bytes = &run.buf[run.at..run.at + run.width];
+    run.at += run.width;
+    Ok(Some(decode_rec(bytes)))
+}
+
 /// Fill `buf` from byte `pos` of `file` (at `path`, for the error).
 fn read_at(file: &File, path: &Path, pos: u64, buf: &mut [u8]) -> Result<()> {
     file.read_exact_at(buf, pos).map_err(|e| io_error(path, e))
@@ -111,21 +129,8 @@ impl Merge {
 
     /// The next record of run `i`.
     pub(super) fn next_of(&mut self, i: usize) -> Result<Option<Rec>> {
-        let run = &mut self.runs[i];
-        if run.at == run.buf.len() {
-            if run.pos == run.end {
-                return Ok(None);
-            }
-            let n = (run.end - run.pos).min((self.chunk / run.width * run.width) as u64) as usize;
-            run.buf.resize(n, 0);
-            let f = self.file.as_deref().expect("an open file");
-            read_at(f, &self.path, run.pos, &mut run.buf)?;
-            run.pos += n as u64;
-            run.at = 0;
-        }
-        let bytes = &run.buf[run.at..run.at + run.width];
-        run.at += run.width;
-        Ok(Some(decode_rec(bytes)))
+        let file = self.file.as_deref().expect("an open file");
+        next_rec(&mut self.runs[i], (file, &self.path), self.chunk)
     }
 
     /// The first byte of a record of hash `h` or more in the run of `width`-byte records at
@@ -220,13 +225,19 @@ impl Merge {
     /// The next seed record of group hash `h`, its packed key and trades (in key order, each record
     /// once), `None` past the last one.
     pub(super) fn next_in_group(&mut self, h: u64) -> Result<Option<([u32; 5], u32)>> {
-        while let Some(&std::cmp::Reverse((order, i))) = self.heap.peek() {
+        let file = self.file.as_deref().expect("an open file");
+        while let Some(mut top) = self.heap.peek_mut() {
+            let std::cmp::Reverse((order, i)) = *top;
             if order.0 != h {
                 return Ok(None);
             }
-            self.heap.pop();
-            if let Some(r) = self.next_of(i)? {
-                self.heap.push(std::cmp::Reverse((rec_order(&r), i)));
+            // The run's next record takes its place at the top, sifted down once (not a pop and a
+            // push: [`super::level::Levels::merge_range`]).
+            match next_rec(&mut self.runs[i], (file, &self.path), self.chunk)? {
+                Some(r) => *top = std::cmp::Reverse((rec_order(&r), i)),
+                None => {
+                    PeekMut::pop(top);
+                }
             }
             let seeds = order_seeds(&order);
             if self.last != Some(seeds) {

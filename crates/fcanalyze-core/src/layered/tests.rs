@@ -5,7 +5,7 @@ use crate::prover::Rules;
 
 use super::code::{tag, untag, untagged, Frame, LEAN};
 use super::level::split_points;
-use super::levels::{BY_ORBITS, SHARED_LEVELS, TWINS_REPLAYED};
+use super::levels::{BY_ORBITS, SHARED_FIRSTS, SHARED_LEVELS, TWINS_REPLAYED};
 use super::spill::{remove_orphans, SpillDir};
 use super::table::Table;
 use crate::prover::NO;
@@ -287,8 +287,10 @@ fn groups_searched_by_levels_count_the_same() {
         let proofs = same_verdicts(8, limits, 5000, levels, |_, _| {});
         assert!(proofs > 8, "{proofs} proofs");
         if threads == 2 {
-            // A thread left without a group helped the other's group by levels.
+            // A thread left without a group helped the other's group by levels, from its first
+            // level on.
             assert!(SHARED_LEVELS.load(std::sync::atomic::Ordering::Relaxed) > 0);
+            assert!(SHARED_FIRSTS.load(std::sync::atomic::Ordering::Relaxed) > 0);
         }
         let late = late_position();
         let r = search(&late, 0, limits, None, 100, levels, None).unwrap();
