@@ -301,7 +301,8 @@ fn look(
 /// as they would alone), the layered proof the rest. The first to decide stops the other, except a
 /// win of the layered proof, which waits for the others' answer: their line if they find one (so
 /// that a line is the same whatever the timing), else its own. When the others end without an answer,
-/// the layered proof goes on with every thread and the whole memory from its next layer. Pass 4 of
+/// the layered proof goes on with every thread and the whole memory from its next layer (its threads
+/// from the next level of a group searched by levels, `layered::context::Idle`). Pass 4 of
 /// 1-1,000,000 (docs/classes-1m.md) spent about 90 s of prover and searches before each proof they
 /// could not decide, and the layered proof decides most of the prover's proofs in less time on one
 /// thread than the prover on two.

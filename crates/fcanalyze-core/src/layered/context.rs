@@ -3,7 +3,7 @@
 //! ([`Cx::check`]) and the checkpoints after finished groups; and how the search of a group ends
 //! ([`GroupEnd`]); the threads left without a group ([`Idle`]), which help the groups searched by levels.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -17,7 +17,7 @@ use super::checkpoint::Finished;
 use super::merge::LayerFile;
 use super::seeds::{lock, SeedBuf, Spill};
 use super::twin::{Twin, Twins};
-use super::LayeredResult;
+use super::{LayeredResult, Share};
 
 /// How the search of one group ended.
 pub(super) enum GroupEnd {
@@ -37,11 +37,75 @@ pub(super) enum GroupEnd {
 /// The threads of a layer that found no group left to claim, each with its seed buffers (given up by
 /// the thread, which ends): a group searched by levels takes them at the start of a level to share it
 /// out, and gives them back at its end. The search takes the buffers back at the layer's end.
-pub(super) type Idle = Mutex<Vec<(usize, SeedBuf)>>;
+///
+/// Threads may also join a layer after its start, as idle threads: the proof's own threads
+/// ([`Idle::own`], or those lent to the process, [`super::threads_now`]) once the searches beside it
+/// have ended ([`Share::whole`]), numbered from [`Idle::threads`] on. A layer holds most of a giant
+/// proof's hours: 384243's layer 52 with 2 cells ran on one thread for its whole first level after a
+/// resume, because the searches beside the proof ended a few minutes into it.
+pub(super) struct Idle<'a> {
+    pub(super) waiting: Mutex<Vec<(usize, SeedBuf)>>,
+    /// The proof's own threads.
+    pub(super) own: usize,
+    /// The part of the machine the proof has beside other searches, if any.
+    pub(super) share: Option<&'a Share>,
+    /// The layer's threads so far: those it started with, then those joined.
+    pub(super) threads: AtomicUsize,
+}
+
+impl<'a> Idle<'a> {
+    /// No thread idle yet in a layer of `threads` threads, of a proof of `own` threads with `share`.
+    pub(super) fn new(threads: usize, own: usize, share: Option<&'a Share>) -> Idle<'a> {
+        Idle {
+            waiting: Mutex::new(Vec::new()),
+            own,
+            share,
+            threads: AtomicUsize::new(threads),
+        }
+    }
+
+    /// The threads the proof may run on now.
+    fn now(&self) -> usize {
+        match self.share.map_or(0, |s| s.now().0) {
+            0 => super::threads_now(self.own),
+            n => n,
+        }
+    }
+
+    /// Whether a thread is idle, or may join.
+    pub(super) fn any(&self) -> bool {
+        !lock_idle(self).is_empty() || self.now() > self.threads.load(Ordering::Relaxed)
+    }
+
+    /// The idle threads, and those that may join now (each with empty seed buffers of `keys` keys),
+    /// taken.
+    pub(super) fn take(&self, keys: usize) -> Vec<(usize, SeedBuf)> {
+        let mut crew = std::mem::take(&mut *lock_idle(self));
+        let now = self.now();
+        let mut have = self.threads.load(Ordering::Relaxed);
+        while have < now {
+            match self.threads.compare_exchange(
+                have,
+                have + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    #[cfg(test)]
+                    super::levels::JOINED.fetch_add(1, Ordering::Relaxed);
+                    crew.push((have, SeedBuf::new(keys)));
+                    have += 1;
+                }
+                Err(h) => have = h,
+            }
+        }
+        crew
+    }
+}
 
 /// The idle threads, locked (a thread that panicked holding them ends the search anyway).
-pub(super) fn lock_idle(idle: &Idle) -> MutexGuard<'_, Vec<(usize, SeedBuf)>> {
-    idle.lock().unwrap_or_else(|e| e.into_inner())
+pub(super) fn lock_idle<'b>(idle: &'b Idle<'_>) -> MutexGuard<'b, Vec<(usize, SeedBuf)>> {
+    idle.waiting.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What a thread's search of its groups needs from the whole search.
@@ -86,7 +150,7 @@ pub(super) struct Cx<'a> {
     pub(super) codes: Vec<(usize, u128, u64)>,
     pub(super) res: LayeredResult,
     /// The layer's idle threads.
-    pub(super) idle: &'a Idle,
+    pub(super) idle: &'a Idle<'a>,
     /// The layer's file and twin groups.
     pub(super) layer_file: &'a LayerFile,
     pub(super) twins: &'a Twins,

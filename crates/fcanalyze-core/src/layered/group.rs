@@ -7,7 +7,7 @@ use crate::key::{signature, Key};
 use crate::layer::progress;
 
 use super::code::{tag, untag, Frame};
-use super::context::{lock_idle, Check, Cx, GroupEnd};
+use super::context::{Check, Cx, GroupEnd};
 use super::levels::search_by_levels;
 use super::table::Table;
 use super::trades::{candidates, Kept, Trades};
@@ -64,7 +64,7 @@ pub(super) fn search_group(
             return search_by_levels(cx, (group, g.sig), &g.frame, seeds, more);
         }
         if cx.expanded & 4095 == 0 {
-            if g.table.len > cx.max_set_len / 4 && !lock_idle(cx.idle).is_empty() {
+            if g.table.len > cx.max_set_len / 4 && cx.idle.any() {
                 // Threads wait with no group left: a large group goes over to levels now, which they
                 // share. With two threads, a group of G positions switched at S then costs S + G / 2
                 // instead of G: a loss for G under 2S (at most S / 2), a gain past it, and for a giant

@@ -33,6 +33,9 @@ pub(super) static SHARED_LEVELS: std::sync::atomic::AtomicUsize =
 #[cfg(test)]
 pub(super) static SHARED_FIRSTS: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
+/// Tests: the threads that joined a layer after its start, in the whole process.
+#[cfg(test)]
+pub(super) static JOINED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 /// Tests: the followers counted by their owners' searches, in the whole process.
 #[cfg(test)]
 pub(super) static TWINS_REPLAYED: std::sync::atomic::AtomicUsize =
@@ -246,7 +249,7 @@ pub(super) fn by_levels(
     (twin, trades): (Option<Twin>, Option<Trades>),
 ) -> Result<GroupEnd> {
     while cur.len() > 0 {
-        let mut crew = std::mem::take(&mut *lock_idle(cx.idle));
+        let mut crew = cx.idle.take(cx.seeds.flush_keys);
         let step = level(
             cx,
             &mut crew,
@@ -500,7 +503,7 @@ fn first_level(
     chunk: &[u128],
     out: &(dyn Fn() -> bool + Sync),
 ) -> Result<Option<Level>> {
-    let mut crew = std::mem::take(&mut *lock_idle(cx.idle));
+    let mut crew = cx.idle.take(cx.seeds.flush_keys);
     let n = 1 + crew.len();
     #[cfg(test)]
     if n > 1 {

@@ -47,7 +47,8 @@
 //! the next are shared out between the threads, the next level in parts, one per thread. The threads
 //! may change between layers: a process lends its proofs more ([`lend_threads`]: a worker whose peers
 //! have finished lends them their cores) and each proof takes the new count at its next layer, its
-//! seed buffers written and made again for that many threads.
+//! seed buffers written and made again for that many threads; within the layer, the threads it gained
+//! join the next level of a group searched by levels as idle threads (`context::Idle`).
 //!
 //! A search given a directory of its own ([`LayeredConfig::checkpoint_dir`]) can be resumed: at the start of
 //! each layer, every buffer written, it saves a checkpoint there (`Checkpoint`: the bytes and sorted
@@ -148,7 +149,8 @@ impl LayeredResult {
 static LENT: AtomicUsize = AtomicUsize::new(0);
 
 /// Every layered proof of this process, running or to come, searches its next layers on `threads`
-/// threads instead of its [`LayeredConfig::threads`] (0: back to those). A proof's count does not
+/// threads instead of its [`LayeredConfig::threads`] (0: back to those), and more from the next level
+/// of a group searched by levels within the layer. A proof's count does not
 /// depend on its threads, so it may change at any time; the memory budget stays the proof's, shared
 /// out between however many threads it has.
 pub fn lend_threads(threads: usize) {

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
@@ -347,7 +346,7 @@ impl Proof<'_> {
     /// rest left to the searches beside the proof): when they change, every seed buffer is written and
     /// they are made again, one per thread, of an equal share of [`Proof::flush_keys`]'s part.
     fn take_threads(&mut self, threads: usize, held: Option<usize>) -> Result<()> {
-        if (threads, held) == (self.threads, self.held) {
+        if (threads, held) == (self.threads, self.held) && self.bufs.len() == threads {
             return Ok(());
         }
         for b in &mut self.bufs {
@@ -423,7 +422,7 @@ impl Proof<'_> {
         let layer_done = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
         let next_group = AtomicU64::new(0);
-        let idle: Idle = Mutex::new(Vec::new());
+        let idle = Idle::new(threads, self.bounds.threads, self.share);
         let share = |thread: usize, seeds: &mut SeedBuf, expanded: u64| {
             let mut cx = Cx {
                 rules,
@@ -493,10 +492,17 @@ impl Proof<'_> {
                     .collect::<Vec<_>>()
             })
         };
-        // The idle threads' buffers back in their places (left empty when they were given up).
-        for (thread, seeds) in idle.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            bufs[thread] = seeds;
+        // The idle threads' buffers back in their places (left empty when they were given up), and
+        // those of the threads that joined the layer after them (written at the next layer's start).
+        let mut joined = Vec::new();
+        for (thread, seeds) in idle.waiting.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            match bufs.get_mut(thread) {
+                Some(b) => *b = seeds,
+                None => joined.push((thread, seeds)),
+            }
         }
+        joined.sort_unstable_by_key(|j| j.0);
+        bufs.extend(joined.into_iter().map(|j| j.1));
         (layer_done.into_inner(), ends)
     }
 

@@ -5,7 +5,7 @@ use crate::prover::Rules;
 
 use super::code::{tag, untag, untagged, Frame, LEAN};
 use super::level::split_points;
-use super::levels::{BY_ORBITS, SHARED_FIRSTS, SHARED_LEVELS, TWINS_REPLAYED};
+use super::levels::{BY_ORBITS, JOINED, SHARED_FIRSTS, SHARED_LEVELS, TWINS_REPLAYED};
 use super::spill::{remove_orphans, SpillDir};
 use super::table::Table;
 use crate::prover::NO;
@@ -519,6 +519,59 @@ fn threads_changed_between_layers_count_the_same() {
     assert_eq!(r.outcome, LayeredOutcome::Won);
     assert!(!r.chain.is_empty());
     assert!(proofs > 5, "{proofs} proofs");
+    THREAD_PLAN.with(|p| p.borrow_mut().clear());
+}
+
+/// Threads that join a layer after its start (every layer started with one of the proof's two
+/// threads, as when the searches beside it end within the layer) help its groups searched by levels,
+/// and give the same counts and wins, resumed from a checkpoint or not.
+#[test]
+fn threads_that_join_within_a_layer_count_the_same() {
+    let limits = Limits {
+        max_positions: 300_000,
+        max_millis: None,
+    };
+    let levels = Bounds {
+        max_set_len: 50,
+        trades: true,
+        level_chunk: 1000,
+        threads: 2,
+        save_every_ms: 0,
+        ..kept(u64::MAX)
+    };
+    let one_each = || THREAD_PLAN.with(|p| *p.borrow_mut() = vec![1; 4 * LAYERS]);
+    let joined = || JOINED.load(std::sync::atomic::Ordering::Relaxed);
+    let deal = Layout::deal(11982).unwrap();
+    one_each();
+    let before = joined();
+    let r = search(&deal, 4, limits, None, 1 << 20, levels, None).unwrap();
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    assert!(joined() > before, "no thread joined");
+    // Stopped by its budget part-way and resumed, each time with threads joining.
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-join-{}", std::process::id()));
+    let few = Limits {
+        max_positions: 30_000,
+        ..limits
+    };
+    one_each();
+    let r = search(&deal, 4, few, None, 500, levels, Some(&dir)).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Positions));
+    one_each();
+    let r = search(&deal, 4, limits, None, 500, levels, Some(&dir)).unwrap();
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    assert!(!dir.exists());
+    let proofs = same_verdicts(6, limits, 1 << 20, levels, |_, _| one_each());
+    assert!(proofs > 5, "{proofs} proofs");
+    one_each();
+    let r = search(&late_position(), 0, limits, None, 100, levels, None).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Won);
+    assert!(!r.chain.is_empty());
     THREAD_PLAN.with(|p| p.borrow_mut().clear());
 }
 
