@@ -178,6 +178,18 @@ impl Levels {
         free_disk(&self.dir).is_some_and(|f| f < (codes * CODE) as u64 + self.min_free)
     }
 
+    /// Tests: the files of thread 0 in `dir`, with no free disk to leave.
+    #[cfg(test)]
+    pub(super) fn in_dir(dir: &std::path::Path) -> Levels {
+        Levels {
+            dir: dir.to_path_buf(),
+            thread: 0,
+            made: AtomicU64::new(0),
+            disk: AtomicU64::new(0),
+            min_free: 0,
+        }
+    }
+
     pub(super) fn disk(&self) -> u64 {
         self.disk.load(Ordering::Relaxed)
     }
@@ -362,13 +374,7 @@ mod tests {
     fn a_merge_asked_to_stop_leaves_nothing() {
         let dir = std::env::temp_dir().join(format!("fcanalyze-level-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let levels = Levels {
-            dir: dir.clone(),
-            thread: 0,
-            made: AtomicU64::new(0),
-            disk: AtomicU64::new(0),
-            min_free: 0,
-        };
+        let levels = Levels::in_dir(&dir);
         let n = 3 * OUT_EVERY as u128;
         let mut samples = Vec::new();
         let runs: Vec<Part> = (0..3u128)

@@ -426,38 +426,19 @@ fn level(
     if levels.disk_low(room) {
         return Ok(Err(GroupEnd::Out(Budget::Disk)));
     }
-    let points = split_points(
-        shares
-            .iter_mut()
-            .flat_map(|s| s.samples.drain(..))
-            .collect(),
-        n,
-    );
-    let bound = |j: usize| (j.checked_sub(1).map(|k| points[k]), points.get(j).copied());
+    let samples = shares
+        .iter_mut()
+        .flat_map(|s| s.samples.drain(..))
+        .collect();
     let chunks: Vec<&[u128]> = shares.iter().map(|s| s.chunk.as_slice()).collect();
     let inputs = (runs.as_slice(), chunks.as_slice());
-    let out = &out_of_time(cx);
-    let merged: Vec<Result<Option<Part>>> = std::thread::scope(|scope| {
-        let running: Vec<_> = (1..n)
-            .map(|j| scope.spawn(move || levels.merge_range(inputs, cur, prev, bound(j), out)))
-            .collect();
-        let mut merged = vec![levels.merge_range(inputs, cur, prev, bound(0), out)];
-        merged.extend(
-            running
-                .into_iter()
-                .map(|h| h.join().expect("a thread of the layered proof panicked")),
-        );
-        merged
-    });
+    let next = merge_by_ranges(levels, inputs, (cur, prev), samples, n, &out_of_time(cx));
     levels.remove(runs);
     *chunk = std::mem::take(&mut shares[0].chunk);
     chunk.clear();
-    let merged = merged.into_iter().collect::<Result<Vec<_>>>()?;
-    if merged.iter().any(Option::is_none) {
-        levels.remove(merged.into_iter().flatten().collect());
+    let Some(next) = next? else {
         return Ok(Err(GroupEnd::Out(Budget::Time)));
-    }
-    let next = Level::of(merged.into_iter().flatten());
+    };
     Ok(Ok((next, shares.iter().map(|s| s.positions).sum())))
 }
 
@@ -509,17 +490,31 @@ fn first_level(
     if n > 1 {
         SHARED_FIRSTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
+    let none = Level::default();
+    let first = merge_by_ranges(levels, (runs, &[chunk]), (&none, &none), samples, n, out);
+    lock_idle(cx.idle).append(&mut crew);
+    first
+}
+
+/// The codes of `inputs` (sorted runs and sorted chunks), each once, less those of `cur` and `prev`,
+/// merged into a level by `n` threads (this one and `n - 1` more), each a range of codes split by the
+/// `samples` of the inputs into a part ([`Levels::merge_range`]). `None`, no part left, when `out` says
+/// so; on an error, no part left either.
+fn merge_by_ranges(
+    levels: &Levels,
+    inputs: (&[Part], &[&[u128]]),
+    (cur, prev): (&Level, &Level),
+    samples: Vec<Sample>,
+    n: usize,
+    out: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<Level>> {
     let points = split_points(samples, n);
     let bound = |j: usize| (j.checked_sub(1).map(|k| points[k]), points.get(j).copied());
-    let chunks = [chunk];
-    let inputs = (runs, &chunks[..]);
-    let none = Level::default();
-    let none = &none;
     let merged: Vec<Result<Option<Part>>> = std::thread::scope(|scope| {
         let running: Vec<_> = (1..n)
-            .map(|j| scope.spawn(move || levels.merge_range(inputs, none, none, bound(j), out)))
+            .map(|j| scope.spawn(move || levels.merge_range(inputs, cur, prev, bound(j), out)))
             .collect();
-        let mut merged = vec![levels.merge_range(inputs, none, none, bound(0), out)];
+        let mut merged = vec![levels.merge_range(inputs, cur, prev, bound(0), out)];
         merged.extend(
             running
                 .into_iter()
@@ -527,7 +522,6 @@ fn first_level(
         );
         merged
     });
-    lock_idle(cx.idle).append(&mut crew);
     let mut parts = Vec::with_capacity(n);
     let mut stopped = false;
     let mut failed = None;
@@ -881,13 +875,7 @@ mod tests {
     fn seeds_asked_to_stop_leave_nothing() {
         let dir = std::env::temp_dir().join(format!("fcanalyze-seeds-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let levels = Levels {
-            dir: dir.clone(),
-            thread: 0,
-            made: std::sync::atomic::AtomicU64::new(0),
-            disk: std::sync::atomic::AtomicU64::new(0),
-            min_free: 0,
-        };
+        let levels = Levels::in_dir(&dir);
         let files = || std::fs::read_dir(&dir).unwrap().count();
         let n = OUT_EVERY + 10;
         let asked = std::cell::Cell::new(0u64);
