@@ -126,7 +126,8 @@ class Journals:
                 error = error or e
         self.files.clear()
         for d in (scratch(self.out), self.out / DIR):
-            if d.is_dir() and not any(d.iterdir()):
+            # a link in their place (the layered proofs' files sent to another disk) is the user's: kept
+            if d.is_dir() and not d.is_symlink() and not any(d.iterdir()):
                 d.rmdir()
         if error is not None:
             raise error

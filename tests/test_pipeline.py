@@ -763,6 +763,20 @@ def test_a_layered_proof_out_of_budget_goes_on_with_redo_undecided(tmp_path):
     assert not (out / "journal").exists()
 
 
+def test_the_layered_files_sent_elsewhere_by_a_link_keep_the_link(tmp_path):
+    """docs/capacity.md: OUT/journal/layered may be a link to a directory on another disk (one that
+    compresses). A run that ends with that directory empty exits 0 and keeps the link and the directory
+    (it used to try to remove the link as a directory: exit 2 after the tables were written)."""
+    out, spill = tmp_path / "o", tmp_path / "spill"
+    spill.mkdir()
+    (out / "journal").mkdir(parents=True)
+    (out / "journal" / "layered").symlink_to(spill, target_is_directory=True)
+    r = run_cli("analyze", "1-4", "--out", str(out), "--max-cells", "1", "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    assert len(pd.read_parquet(out / "deals")) == 4
+    assert (out / "journal" / "layered").is_symlink() and spill.is_dir()
+
+
 class StopAfterOneShard(SerialEngine):
     """Runs the first task (a whole shard: one worker) and stops once its shard is written."""
 
