@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
+use crate::outcome::Budget;
 
 use super::code::{untagged, CODE};
 use super::spill::{free_disk, io_error, level_name};
@@ -43,6 +44,13 @@ const READ_BUFFER: usize = 1 << 20;
 /// A merge into the next level, or the seeds read into a first level, ask whether to stop every this
 /// many codes read (some milliseconds).
 pub(super) const OUT_EVERY: u64 = 1 << 20;
+
+/// What a long step of a group asks every [`OUT_EVERY`] codes: the budget it has run out of, if any
+/// (time, a stop asked from outside, or the free disk), and then it stops.
+pub(super) type Out<'a> = dyn Fn() -> Option<Budget> + Sync + 'a;
+
+/// What such a step gives: its result, or the budget it stopped for (its files removed).
+pub(super) type Stopped<T> = std::result::Result<T, Budget>;
 
 impl Level {
     pub(super) fn len(&self) -> usize {
@@ -227,16 +235,17 @@ impl Levels {
 
     /// The codes `lo..hi` (unbounded where `None`) of `runs` and `chunks` (each sorted), each once,
     /// that are not in `cur` or `prev`, written to a part of the next level (of no codes: no file);
-    /// `None`, its file removed, when `out` says so (asked every [`OUT_EVERY`] codes: the merge of a
-    /// giant level reads tens of gigabytes, and a stop asked meanwhile must not wait for it).
+    /// the budget `out` names, its file removed, when it names one (asked every [`OUT_EVERY`] codes:
+    /// the merge of a giant level reads tens of gigabytes, and a stop asked meanwhile must not wait for
+    /// it, nor a disk filling up).
     pub(super) fn merge_range(
         &self,
         (runs, chunks): (&[Part], &[&[u128]]),
         cur: &Level,
         prev: &Level,
         (lo, hi): (Option<u128>, Option<u128>),
-        out: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Option<Part>> {
+        out: &Out<'_>,
+    ) -> Result<Stopped<Part>> {
         let mut sources = Vec::with_capacity(runs.len() + chunks.len());
         for r in runs {
             sources.push(Source::File(Level::of([r.clone()]).read_from(lo)?));
@@ -263,10 +272,10 @@ impl Levels {
                 break;
             }
             read += 1;
-            if read % OUT_EVERY == 0 && out() {
+            if let Some(b) = (read % OUT_EVERY == 0).then(out).flatten() {
                 drop(w);
                 let _ = std::fs::remove_file(&path);
-                return Ok(None);
+                return Ok(Err(b));
             }
             // The run's next code takes its place at the top, sifted down once (a pop and a push
             // sift twice: the heap was 40% of a giant level's merge, 384243's with 2 cells).
@@ -301,7 +310,7 @@ impl Levels {
             let _ = std::fs::remove_file(&path);
         }
         self.disk.fetch_add((len * CODE) as u64, Ordering::Relaxed);
-        Ok(Some(Part { path, len }))
+        Ok(Ok(Part { path, len }))
     }
 
     /// The files of `parts` removed.
@@ -389,12 +398,14 @@ mod tests {
         let files = || std::fs::read_dir(&dir).unwrap().count();
         let before = files();
         let stopped = levels
-            .merge_range((&runs, &[]), &prev, &none, (None, None), &|| true)
+            .merge_range((&runs, &[]), &prev, &none, (None, None), &|| {
+                Some(Budget::Disk)
+            })
             .unwrap();
-        assert!(stopped.is_none());
+        assert_eq!(stopped.err(), Some(Budget::Disk));
         assert_eq!(files(), before, "a stopped merge left its file");
         let part = levels
-            .merge_range((&runs, &[]), &prev, &none, (None, None), &|| false)
+            .merge_range((&runs, &[]), &prev, &none, (None, None), &|| None)
             .unwrap()
             .unwrap();
         let mut read = Level::of([part]).read_from(None).unwrap();

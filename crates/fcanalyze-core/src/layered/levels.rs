@@ -13,7 +13,9 @@ use crate::outcome::Budget;
 use super::checkpoint::{Finished, LevelState};
 use super::code::{tag, untag, untagged, Frame, CODE};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
-use super::level::{sort_dedup, split_points, Level, Levels, Part, Sample, OUT_EVERY};
+use super::level::{
+    sort_dedup, split_points, Level, Levels, Out, Part, Sample, Stopped, OUT_EVERY,
+};
 use super::seeds::{lock, SeedBuf};
 use super::table::Table;
 use super::trades::{Kept, Trades};
@@ -79,22 +81,20 @@ pub(super) fn search_by_levels(
             for c in chunk.iter_mut() {
                 *c = tag(*c, NO);
             }
-            let out = out_of_time(cx);
+            let out = out_of(cx, &levels);
             let mut next =
                 || -> Result<Option<u128>> { Ok(more()?.map(|seed| tag(frame.encode(&seed), NO))) };
             let seeds = seed_runs(&levels, &mut chunk, &mut next, max_chunk, &out)?;
-            let Some((runs, samples)) = seeds else {
-                return Ok(GroupEnd::Out(Budget::Time));
+            let (runs, samples) = match seeds {
+                Ok(seeds) => seeds,
+                Err(b) => return Ok(GroupEnd::Out(b)),
             };
-            let room = runs.iter().map(|r| r.len).sum::<usize>() + chunk.len();
-            if levels.disk_low(room) {
-                return Ok(GroupEnd::Out(Budget::Disk));
-            }
             let first = first_level(cx, &levels, (&runs, samples), &chunk, &out);
             levels.remove(runs);
             chunk.clear();
-            let Some(cur) = first? else {
-                return Ok(GroupEnd::Out(Budget::Time));
+            let cur = match first? {
+                Ok(cur) => cur,
+                Err(b) => return Ok(GroupEnd::Out(b)),
             };
             match cx.trades {
                 true => with_trades(cx, frame, &levels, cur, max_chunk)?,
@@ -421,69 +421,72 @@ fn level(
         return Ok(Err(end));
     }
     let runs: Vec<Part> = shares.iter_mut().flat_map(|s| s.runs.drain(..)).collect();
-    let room = runs.iter().map(|r| r.len).sum::<usize>()
-        + shares.iter().map(|s| s.chunk.len()).sum::<usize>();
-    if levels.disk_low(room) {
-        return Ok(Err(GroupEnd::Out(Budget::Disk)));
-    }
     let samples = shares
         .iter_mut()
         .flat_map(|s| s.samples.drain(..))
         .collect();
     let chunks: Vec<&[u128]> = shares.iter().map(|s| s.chunk.as_slice()).collect();
     let inputs = (runs.as_slice(), chunks.as_slice());
-    let next = merge_by_ranges(levels, inputs, (cur, prev), samples, n, &out_of_time(cx));
+    let next = merge_by_ranges(levels, inputs, (cur, prev), samples, n, &out_of(cx, levels));
     levels.remove(runs);
     *chunk = std::mem::take(&mut shares[0].chunk);
     chunk.clear();
-    let Some(next) = next? else {
-        return Ok(Err(GroupEnd::Out(Budget::Time)));
+    let next = match next? {
+        Ok(next) => next,
+        Err(b) => return Ok(Err(GroupEnd::Out(b))),
     };
     Ok(Ok((next, shares.iter().map(|s| s.positions).sum())))
 }
 
 /// The first level of a group as sorted runs: the codes of `chunk` (the seeds taken so far) and those
 /// `next` gives (the rest), sorted in chunks of `max_chunk`, the full chunks written as runs and the
-/// last left sorted in `chunk`. `None`, the runs removed and `chunk` cleared, when `out` says so (asked
-/// every [`OUT_EVERY`] codes: a giant group's seeds take many minutes to read, 384243's largest group
-/// of layer 52 with 2 cells 1.9 billion of them, and a stop asked meanwhile must not wait for them).
-/// With the runs, the samples of the runs and the chunk.
+/// last left sorted in `chunk`. The budget `out` names, the runs removed and `chunk` cleared, when it
+/// names one (asked every [`OUT_EVERY`] codes: a giant group's seeds take many minutes to read,
+/// 384243's largest group of layer 52 with 2 cells 1.9 billion of them, and a stop asked meanwhile
+/// must not wait for them), or the disk when a run would leave too little of it free. With the runs,
+/// the samples of the runs and the chunk.
 fn seed_runs(
     levels: &Levels,
     chunk: &mut Vec<u128>,
     next: &mut dyn FnMut() -> Result<Option<u128>>,
     max_chunk: usize,
-    out: &dyn Fn() -> bool,
-) -> Result<Option<(Vec<Part>, Vec<Sample>)>> {
+    out: &Out<'_>,
+) -> Result<Stopped<(Vec<Part>, Vec<Sample>)>> {
     let mut runs = Vec::new();
     let mut samples = Vec::new();
     let mut read = 0u64;
     while let Some(code) = next()? {
-        if read % OUT_EVERY == 0 && out() {
+        let mut stop = (read % OUT_EVERY == 0).then(out).flatten();
+        if stop.is_none() {
+            read += 1;
+            push_code(chunk, code, max_chunk);
+            if chunk.len() >= max_chunk {
+                stop = levels.disk_low(chunk.len()).then_some(Budget::Disk);
+            }
+        }
+        if let Some(b) = stop {
             levels.remove(runs);
             chunk.clear();
-            return Ok(None);
+            return Ok(Err(b));
         }
-        read += 1;
-        push_code(chunk, code, max_chunk);
         if chunk.len() >= max_chunk {
             runs.push(levels.write_run(chunk, &mut samples)?);
         }
     }
     sort_dedup(chunk, &mut samples);
-    Ok(Some((runs, samples)))
+    Ok(Ok((runs, samples)))
 }
 
 /// A group's first level: its seeds' `runs` and last `chunk` ([`seed_runs`]) merged, each code once,
 /// by `cx`'s thread and the threads idle now, each a range of codes (split by the `samples`) into a
-/// part, as the levels after it are. `None`, no part left, when `out` says so.
+/// part, as the levels after it are. The budget `out` names, no part left, when it names one.
 fn first_level(
     cx: &Cx,
     levels: &Levels,
     (runs, samples): (&[Part], Vec<Sample>),
     chunk: &[u128],
-    out: &(dyn Fn() -> bool + Sync),
-) -> Result<Option<Level>> {
+    out: &Out<'_>,
+) -> Result<Stopped<Level>> {
     let mut crew = cx.idle.take(cx.seeds.flush_keys);
     let n = 1 + crew.len();
     #[cfg(test)]
@@ -498,19 +501,19 @@ fn first_level(
 
 /// The codes of `inputs` (sorted runs and sorted chunks), each once, less those of `cur` and `prev`,
 /// merged into a level by `n` threads (this one and `n - 1` more), each a range of codes split by the
-/// `samples` of the inputs into a part ([`Levels::merge_range`]). `None`, no part left, when `out` says
-/// so; on an error, no part left either.
+/// `samples` of the inputs into a part ([`Levels::merge_range`]). The budget `out` names, no part left,
+/// when it names one; on an error, no part left either.
 fn merge_by_ranges(
     levels: &Levels,
     inputs: (&[Part], &[&[u128]]),
     (cur, prev): (&Level, &Level),
     samples: Vec<Sample>,
     n: usize,
-    out: &(dyn Fn() -> bool + Sync),
-) -> Result<Option<Level>> {
+    out: &Out<'_>,
+) -> Result<Stopped<Level>> {
     let points = split_points(samples, n);
     let bound = |j: usize| (j.checked_sub(1).map(|k| points[k]), points.get(j).copied());
-    let merged: Vec<Result<Option<Part>>> = std::thread::scope(|scope| {
+    let merged: Vec<Result<Stopped<Part>>> = std::thread::scope(|scope| {
         let running: Vec<_> = (1..n)
             .map(|j| scope.spawn(move || levels.merge_range(inputs, cur, prev, bound(j), out)))
             .collect();
@@ -523,27 +526,43 @@ fn merge_by_ranges(
         merged
     });
     let mut parts = Vec::with_capacity(n);
-    let mut stopped = false;
+    let mut stopped = None;
     let mut failed = None;
     for m in merged {
         match m {
-            Ok(Some(p)) => parts.push(p),
-            Ok(None) => stopped = true,
+            Ok(Ok(p)) => parts.push(p),
+            Ok(Err(b)) => stopped = stopped.or(Some(b)),
             Err(e) => failed = failed.or(Some(e)),
         }
     }
-    if stopped || failed.is_some() {
+    if let Some(e) = failed {
         levels.remove(parts);
-        return failed.map_or(Ok(None), Err);
+        return Err(e);
     }
-    Ok(Some(Level::of(parts)))
+    if let Some(b) = stopped {
+        levels.remove(parts);
+        return Ok(Err(b));
+    }
+    Ok(Ok(Level::of(parts)))
 }
 
-/// Whether `cx`'s search is out of time, or asked to stop from outside ([`crate::interrupt`]), for the
-/// merges of levels, which may run on other threads.
-fn out_of_time(cx: &Cx) -> impl Fn() -> bool + Sync {
+/// What the seeds' reading and the merges of a group's levels (which may run on other threads) ask as
+/// they go ([`Out`]): whether `cx`'s search is out of time or asked to stop from outside
+/// ([`crate::interrupt`]), then whether the disk of `levels` has less free than the search must leave.
+/// The disk is asked as the files grow, not from the size of a merge's inputs: a merge writes at most
+/// the codes it reads, most often far fewer (the copies of a code once, less the levels before), and a
+/// compressing file system stores them in less.
+fn out_of<'a>(cx: &Cx, levels: &'a Levels) -> impl Fn() -> Option<Budget> + Sync + 'a {
     let (limits, start) = (cx.limits, cx.start);
-    move || limits.out_of_time(start)
+    move || {
+        if limits.out_of_time(start) {
+            Some(Budget::Time)
+        } else if levels.disk_low(0) {
+            Some(Budget::Disk)
+        } else {
+            None
+        }
+    }
 }
 
 /// Codes `from..to` of `cur` expanded by `cx`'s thread (`total` the group's positions before `cur`):
@@ -811,6 +830,7 @@ pub(super) fn push_code(chunk: &mut Vec<u128>, code: u128, max: usize) {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+    use std::sync::atomic::Ordering::Relaxed;
 
     /// Children pushed through [`Recent`] and through [`push_code`], in chunks written out when full
     /// (sorted, each code once: [`sort_dedup`]), give the same codes with the same least tags; and
@@ -878,22 +898,19 @@ mod tests {
         let levels = Levels::in_dir(&dir);
         let files = || std::fs::read_dir(&dir).unwrap().count();
         let n = OUT_EVERY + 10;
-        let asked = std::cell::Cell::new(0u64);
+        let asked = AtomicU64::new(0);
         for stop_at in [1u64, 2, 3] {
             // Codes counting down, each twice, in chunks of 1000: many runs before the stop.
             let mut codes = (0..n).map(|i| ((n / 2 - i / 2) as u128) << 8);
             let mut next = || -> Result<Option<u128>> { Ok(codes.next()) };
-            asked.set(0);
-            let out = || {
-                asked.set(asked.get() + 1);
-                asked.get() == stop_at
-            };
+            asked.store(0, Relaxed);
+            let out = || (asked.fetch_add(1, Relaxed) + 1 == stop_at).then_some(Budget::Time);
             let mut chunk = vec![7 << 8];
             let got = seed_runs(&levels, &mut chunk, &mut next, 1000, &out).unwrap();
             match stop_at {
                 3 => {
                     // Asked twice (codes 0 and OUT_EVERY), neither a stop: every code once.
-                    assert_eq!(asked.get(), 2);
+                    assert_eq!(asked.load(Relaxed), 2);
                     let (runs, _) = got.unwrap();
                     assert!(runs.len() > 500, "{} runs", runs.len());
                     let read = Level::of(runs.clone()).len() + chunk.len();
@@ -911,7 +928,7 @@ mod tests {
                     levels.remove(runs);
                 }
                 _ => {
-                    assert!(got.is_none());
+                    assert_eq!(got.err(), Some(Budget::Time));
                     assert!(chunk.is_empty());
                 }
             }
