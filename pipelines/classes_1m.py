@@ -32,13 +32,17 @@ COMMON = ["--max-cells", "5", "--shard-size", "10000", "--no-solutions", "--shor
 #: The second holds 3,000,000 positions within 1 GB; the third's lean prover holds 30,000,000 within
 #: 2 GB, so those proofs end in memory; the last lets a proof go to 5 billion positions (deal 982 with
 #: 2 cells has 3.1 billion), on disk past 8 GB, one proof at a time so that two giants never share a
-#: disk. The three deals open for a decade (384243 with 2 cells ran a 512 GB machine out of memory
-#: past 13.7 billion positions) are past even that: they are for proofs of their own.
+#: disk. The fifth takes what the fourth left (its budget, or a disk filled) to 20 billion, and the
+#: sixth has no budget but the disk: 384243 with 2 cells, which ran a 512 GB machine out of memory past
+#: 13.7 billion positions and has 24.2 billion searched here, comes last. Both prove within 12 GB, the
+#: memory of that deal's proof of its own, whose checkpoint they can then go on from.
 PASSES: list[dict[str, Any]] = [
     {"max_positions": 300_000, "max_memory_mb": 1024, "options": []},
     {"max_positions": 3_000_000, "max_memory_mb": 1024, "options": []},
     {"max_positions": 30_000_000, "max_memory_mb": 2048, "options": []},
     {"max_positions": 5_000_000_000, "max_memory_mb": 8192, "options": ["--workers", "1"]},
+    {"max_positions": 20_000_000_000, "max_memory_mb": 12288, "options": ["--workers", "1"]},
+    {"max_positions": 1_000_000_000_000, "max_memory_mb": 12288, "options": ["--workers", "1"]},
 ]
 
 
