@@ -81,8 +81,49 @@ pub(super) fn remove_orphans(base: &Path) {
     }
 }
 
+/// Tests: directories that stand for disks of their own, of a given size: the free disk under one is
+/// its size less the bytes of the files in it, and the most bytes seen there is kept.
+#[cfg(test)]
+pub(super) static TEST_DISKS: std::sync::Mutex<Vec<TestDisk>> = std::sync::Mutex::new(Vec::new());
+
+/// Tests: a directory standing for a disk ([`TEST_DISKS`]).
+#[cfg(test)]
+pub(super) struct TestDisk {
+    pub(super) dir: std::path::PathBuf,
+    pub(super) size: u64,
+    /// The most bytes of files seen in the directory when the free disk was asked.
+    pub(super) peak: u64,
+}
+
+/// Tests: the bytes of the files under `dir`.
+#[cfg(test)]
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => bytes_under(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
 /// Bytes free for an unprivileged user on the file system of `path` (`None` where unknown).
 pub(super) fn free_disk(path: &Path) -> Option<u64> {
+    #[cfg(test)]
+    if let Some(d) = TEST_DISKS
+        .lock()
+        .unwrap()
+        .iter_mut()
+        .find(|d| path.starts_with(&d.dir))
+    {
+        let used = bytes_under(&d.dir);
+        d.peak = d.peak.max(used);
+        return Some(d.size.saturating_sub(used));
+    }
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::ffi::OsStrExt;

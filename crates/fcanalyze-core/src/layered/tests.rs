@@ -3,7 +3,7 @@ use crate::layer::{progress, LAYERS};
 use crate::position::Position;
 use crate::prover::Rules;
 
-use super::code::{tag, untag, untagged, Frame, LEAN};
+use super::code::{self, tag, untag, untagged, Frame, CODE, LEAN};
 use super::level::split_points;
 use super::levels::{BY_ORBITS, JOINED, SHARED_FIRSTS, SHARED_LEVELS, TWINS_REPLAYED};
 use super::spill::{remove_orphans, SpillDir};
@@ -594,6 +594,70 @@ fn a_search_short_of_disk_is_undecided() {
     let r = search(&deal, 4, limits, None, 500, bounds, None).unwrap();
     assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
     assert!(r.positions < 61_643);
+}
+
+/// A search by levels needs the disk its files take at their peak and room for one more write (a
+/// chunk of codes, a flush of seeds), no more: on a disk of that size it ends as on a larger one, and
+/// on a smaller one it ends undecided for want of disk. (A level's merge used to ask first for room
+/// for all the runs it merges, which its runs already held: on this disk it gave up, and on a disk
+/// that compresses the files it gave up far from full.)
+#[test]
+fn a_search_by_levels_needs_no_more_disk_than_its_files_take() {
+    use super::spill::{TestDisk, TEST_DISKS};
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let bounds = Bounds {
+        max_kept: 0,
+        max_stack_bytes: usize::MAX,
+        max_set_len: 50,
+        trades: true,
+        level_chunk: 100,
+        min_free_disk: 0,
+        threads: 1,
+        save_every_ms: u64::MAX,
+    };
+    // Seeds flushed every 50 keys: the largest write the search makes is small beside a level's runs.
+    let flush = 50;
+    let deal = Layout::deal(11982).unwrap();
+    let dir = std::env::temp_dir().join(format!("fcanalyze-test-peak-{}", std::process::id()));
+    let on_disk = |size: u64| {
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut disks = TEST_DISKS.lock().unwrap();
+        disks.retain(|d| d.dir != dir);
+        disks.push(TestDisk {
+            dir: dir.clone(),
+            size,
+            peak: 0,
+        });
+        drop(disks);
+        let r = search(&deal, 4, limits, None, flush, bounds, Some(&dir)).unwrap();
+        let peak = TEST_DISKS
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|d| d.dir == dir)
+            .map_or(0, |d| d.peak);
+        (r, peak)
+    };
+    let (r, peak) = on_disk(u64::MAX);
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643)
+    );
+    assert!(peak > 0, "no file seen");
+    let write = (bounds.level_chunk * CODE).max(flush * code::RECORD) as u64;
+    let (r, _) = on_disk(peak + write);
+    assert_eq!(
+        (r.outcome, r.positions),
+        (LayeredOutcome::Unsolvable, 61_643),
+        "on a disk of {peak} + {write} bytes"
+    );
+    let (r, _) = on_disk(peak / 2);
+    assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Disk));
+    let _ = std::fs::remove_dir_all(&dir);
+    TEST_DISKS.lock().unwrap().retain(|d| d.dir != dir);
 }
 
 /// A resumable search that runs out of a budget keeps its files: run again with the budget mended (a
