@@ -30,7 +30,7 @@ RANGE = "1-1000000"
 COMMON = ["--max-cells", "5", "--shard-size", "10000", "--no-solutions", "--shorten-positions", "0"]
 #: The passes, lightest first: positions a search, memory of a proof (MB), and options of their own.
 #: The second holds 3,000,000 positions within 1 GB; the third's lean prover holds 30,000,000 within
-#: 2 GB, so those proofs end in memory; the last lets a proof go to 5 billion positions (deal 982 with
+#: 2 GB, so those proofs end in memory; the fourth lets a proof go to 5 billion positions (deal 982 with
 #: 2 cells has 3.1 billion), on disk past 8 GB, one proof at a time so that two giants never share a
 #: disk. The fifth takes what the fourth left (its budget, or a disk filled) to 20 billion, and the
 #: sixth has no budget but the disk: 384243 with 2 cells, which ran a 512 GB machine out of memory past
