@@ -34,15 +34,16 @@ COMMON = ["--max-cells", "5", "--shard-size", "10000", "--no-solutions", "--shor
 #: 2 cells has 3.1 billion), on disk past 8 GB, one proof at a time so that two giants never share a
 #: disk. The fifth takes what the fourth left (its budget, or a disk filled) to 20 billion, and the
 #: sixth has no budget but the disk: 384243 with 2 cells, which ran a 512 GB machine out of memory past
-#: 13.7 billion positions and has 24.2 billion searched here, comes last. Both prove within 12 GB, the
-#: memory of that deal's proof of its own, whose checkpoint they can then go on from.
+#: 13.7 billion positions and has 24.2 billion searched here, comes last. Both keep the fourth's 8 GB:
+#: a layered proof goes on from its checkpoint only with the memory it was saved with, so the proofs
+#: the fourth left at its budget go on where they stopped.
 PASSES: list[dict[str, Any]] = [
     {"max_positions": 300_000, "max_memory_mb": 1024, "options": []},
     {"max_positions": 3_000_000, "max_memory_mb": 1024, "options": []},
     {"max_positions": 30_000_000, "max_memory_mb": 2048, "options": []},
     {"max_positions": 5_000_000_000, "max_memory_mb": 8192, "options": ["--workers", "1"]},
-    {"max_positions": 20_000_000_000, "max_memory_mb": 12288, "options": ["--workers", "1"]},
-    {"max_positions": 1_000_000_000_000, "max_memory_mb": 12288, "options": ["--workers", "1"]},
+    {"max_positions": 20_000_000_000, "max_memory_mb": 8192, "options": ["--workers", "1"]},
+    {"max_positions": 1_000_000_000_000, "max_memory_mb": 8192, "options": ["--workers", "1"]},
 ]
 
 
