@@ -116,7 +116,7 @@ pub(super) fn free_disk(path: &Path) -> Option<u64> {
     #[cfg(test)]
     if let Some(d) = TEST_DISKS
         .lock()
-        .unwrap()
+        .unwrap_or_else(|e| e.into_inner())
         .iter_mut()
         .find(|d| path.starts_with(&d.dir))
     {
