@@ -609,14 +609,9 @@ fn a_search_by_levels_needs_no_more_disk_than_its_files_take() {
         max_millis: None,
     };
     let bounds = Bounds {
-        max_kept: 0,
-        max_stack_bytes: usize::MAX,
         max_set_len: 50,
-        trades: true,
         level_chunk: 100,
-        min_free_disk: 0,
-        threads: 1,
-        save_every_ms: u64::MAX,
+        ..kept(0)
     };
     // Seeds flushed every 50 keys: the largest write the search makes is small beside a level's runs.
     let flush = 50;
