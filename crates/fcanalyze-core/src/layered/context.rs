@@ -133,12 +133,17 @@ pub(super) struct Cx<'a> {
     pub(super) before: u64,
     /// Positions of this layer's groups finished, by every thread.
     pub(super) layer_done: &'a AtomicU64,
+    /// Positions of this layer's groups in progress, as each thread last told ([`Cx::check`]): the
+    /// position budget counts every thread's groups, not only its own (pass 4 of 1-1,000,000 had
+    /// 295997 with 2 cells end at 7.6 billion positions of a budget of 5, another giant group beside its
+    /// own).
+    pub(super) live: &'a AtomicU64,
+    /// What this thread added to `live` for the positions it searches now.
+    pub(super) told: u64,
     /// Set when a thread ends the layer early (a win, a budget, an error): the others stop.
     pub(super) stop: &'a AtomicBool,
     /// The number of the layer's next group no thread has claimed yet.
     pub(super) next_group: &'a AtomicU64,
-    /// Positions of finished groups when the group being searched started.
-    pub(super) done: u64,
     pub(super) expanded: u64,
     /// Bytes of the layer's merge (its read buffers).
     pub(super) merge_bytes: usize,
@@ -193,9 +198,10 @@ impl<'a> Cx<'a> {
             layer: self.layer,
             before: self.before,
             layer_done: self.layer_done,
+            live: self.live,
+            told: 0,
             stop: self.stop,
             next_group: self.next_group,
-            done: self.done,
             expanded: 0,
             merge_bytes: 0,
             kids: Vec::with_capacity(128),
@@ -228,16 +234,35 @@ impl<'a> Cx<'a> {
         s.save_within()
     }
 
-    /// The periodic check of a group's search, `len` positions into the group, its positions holding
-    /// `set_bytes` and its stack (or other working lists) `held_bytes`: the counts and peaks brought up
-    /// to date, then the budgets in order: positions, disk, memory, time; then the other threads.
-    pub(super) fn check(&mut self, len: usize, set_bytes: usize, held_bytes: usize) -> Check {
+    /// This thread's positions in groups not finished yet are `own`: told to the other threads
+    /// (`live`), and the search's positions so far, every thread's as last told, returned.
+    pub(super) fn tell(&mut self, own: u64) -> u64 {
+        let live = if own >= self.told {
+            self.live.fetch_add(own - self.told, Ordering::Relaxed) + (own - self.told)
+        } else {
+            self.live.fetch_sub(self.told - own, Ordering::Relaxed) - (self.told - own)
+        };
+        self.told = own;
+        self.before + self.layer_done.load(Ordering::Relaxed) + live
+    }
+
+    /// The periodic check of a group's search, this thread's positions in it not yet counted `own`
+    /// ([`Cx::tell`]), the search's positions holding `set_bytes` and its stack (or other working
+    /// lists) `held_bytes`: the counts and peaks brought up to date, then the budgets in order:
+    /// positions, disk, memory, time; then the other threads. `len`, the positions of the group the
+    /// memory holds, goes with the peaks.
+    pub(super) fn check(
+        &mut self,
+        (own, len): (u64, usize),
+        set_bytes: usize,
+        held_bytes: usize,
+    ) -> Check {
         let (disk, disk_low) = {
             let s = lock(self.spill);
             (s.disk, s.disk_low)
         };
+        self.res.positions = self.tell(own);
         let res = &mut self.res;
-        res.positions = self.done + len as u64;
         if res.positions >= self.limits.max_positions {
             return Check::Out(Budget::Positions);
         }

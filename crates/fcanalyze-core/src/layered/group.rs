@@ -76,7 +76,7 @@ pub(super) fn search_group(
             }
             let codes = g.stack.capacity() + g.taken.capacity() + g.drained.capacity();
             let held = codes * std::mem::size_of::<u128>();
-            match cx.check(g.table.len, g.table.memory(), held) {
+            match cx.check((g.table.len as u64, g.table.len), g.table.memory(), held) {
                 Check::Go => {}
                 Check::Out(b) => return Ok(GroupEnd::Out(b)),
                 Check::Stopped => return Ok(GroupEnd::Stopped),

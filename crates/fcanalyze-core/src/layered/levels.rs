@@ -376,11 +376,11 @@ fn level(
             .iter_mut()
             .enumerate()
             .map(|(i, h)| {
-                let r = range(i + 1);
+                let r = (range(i + 1), false);
                 scope.spawn(move || expand(h, frame, levels, cur, r, searched, Vec::new()))
             })
             .collect();
-        let mine = expand(cx, frame, levels, cur, range(0), searched, mine);
+        let mine = expand(cx, frame, levels, cur, (range(0), true), searched, mine);
         let theirs: Vec<_> = running
             .into_iter()
             .map(|h| h.join().expect("a thread of the layered proof panicked"))
@@ -389,7 +389,11 @@ fn level(
     });
     let mut parts = cx.res.peak_parts;
     let mut bytes = cx.res.peak_bytes;
-    for h in &helpers {
+    for h in &mut helpers {
+        // The level's positions are the group's now, told by its owner.
+        h.tell(0);
+        // A helper's check may have ended the level at the budget, its count past the owner's.
+        cx.res.positions = cx.res.positions.max(h.res.positions);
         cx.expanded += h.expanded;
         cx.res.peak_disk = cx.res.peak_disk.max(h.res.peak_disk);
         bytes += h.res.peak_bytes;
@@ -565,7 +569,8 @@ fn out_of<'a>(cx: &Cx, levels: &'a Levels) -> impl Fn() -> Option<Budget> + Sync
     }
 }
 
-/// Codes `from..to` of `cur` expanded by `cx`'s thread (`total` the group's positions before `cur`):
+/// Codes `from..to` of `cur` expanded by `cx`'s thread (`owner`: the thread whose group it is; `total`
+/// the group's positions before `cur`):
 /// the children in the layer coded into `chunk`, written as sorted runs when it is full, the others to
 /// the thread's seeds of their layers. With a follower `twin`, each code's image in it is expanded too,
 /// for its children in later layers only (those in the layer are the images of the code's own). With
@@ -575,7 +580,7 @@ fn expand(
     frame: &Frame,
     levels: &Levels,
     cur: &Level,
-    (from, to): (usize, usize),
+    ((from, to), owner): ((usize, usize), bool),
     (total, twin, trades): (usize, Option<&Twin>, Option<&Trades>),
     mut chunk: Vec<u128>,
 ) -> Result<Share> {
@@ -655,7 +660,14 @@ fn expand(
             let disk = lock(cx.spill).disk;
             cx.res.peak_disk = cx.res.peak_disk.max(disk + levels.disk());
             let held = chunk.capacity() * std::mem::size_of::<u128>();
-            match cx.check(seen, held, 0) {
+            // The group's positions are told by its owner, the orbits past the codes of each share
+            // by the thread that expands it.
+            let own = if owner {
+                seen
+            } else {
+                share.positions - counted
+            };
+            match cx.check((own as u64, seen), held, 0) {
                 Check::Go => {}
                 Check::OverMemory => break Some(GroupEnd::Out(Budget::Positions)),
                 Check::Out(b) => break Some(GroupEnd::Out(b)),

@@ -225,6 +225,9 @@ thread_local! {
     static KILL_WITHIN: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     /// Tests: the runs of seeds written before a write fails as on a full disk.
     static FULL_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// Tests: the positions the last search on this thread expanded, every thread's (an orbit's
+    /// members and a twin's images each count one).
+    static EXPANDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// How a layered proof runs besides its limits: its memory, its write buffers, its threads, and where

@@ -244,6 +244,8 @@ type ThreadEnd = (Result<Option<GroupEnd>>, u64, LayeredResult);
 impl Proof<'_> {
     /// The search's result so far, with `outcome`.
     fn finish(&self, outcome: LayeredOutcome) -> LayeredResult {
+        #[cfg(test)]
+        super::EXPANDED.set(self.t.expanded);
         finish(self.t.res.clone(), outcome, self.before_ms, self.start)
     }
 
@@ -424,6 +426,7 @@ impl Proof<'_> {
         );
         let bufs = &mut self.bufs;
         let layer_done = AtomicU64::new(0);
+        let live = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
         let next_group = AtomicU64::new(0);
         let idle = Idle::new(threads, self.bounds.threads, self.share);
@@ -444,9 +447,10 @@ impl Proof<'_> {
                 layer,
                 before: t.done,
                 layer_done: &layer_done,
+                live: &live,
+                told: 0,
                 stop: &stop,
                 next_group: &next_group,
-                done: t.done,
                 expanded,
                 merge_bytes: 0,
                 kids: Vec::with_capacity(128),
@@ -636,7 +640,6 @@ fn search_one(
     more: &mut dyn FnMut() -> Result<Option<Key>>,
     twin: Option<Twin>,
 ) -> Result<Option<GroupEnd>> {
-    cx.done = cx.before + cx.layer_done.load(Ordering::Relaxed);
     // A group a checkpoint within the layer lists, finished or searched by levels so far.
     let (finished, state) = {
         let s = lock(cx.spill);
@@ -685,9 +688,9 @@ fn counted(
     }
     let res = &mut cx.res;
     res.peak_positions = res.peak_positions.max(len as u64);
-    let done = cx.layer_done.fetch_add(len as u64, Ordering::Relaxed) + len as u64;
-    res.positions = cx.before + done;
-    if res.positions >= cx.limits.max_positions {
+    cx.layer_done.fetch_add(len as u64, Ordering::Relaxed);
+    cx.res.positions = cx.tell(0);
+    if cx.res.positions >= cx.limits.max_positions {
         return Ok(Some(GroupEnd::Out(Budget::Positions)));
     }
     if lock(cx.spill).disk_low {

@@ -1122,3 +1122,34 @@ fn deal_26063_by_levels_with_one_thread_or_two() {
         );
     }
 }
+
+/// A position budget counts the positions of every thread's groups: a search of two threads stops near
+/// its budget, not a group of the other thread past it, and counts what both searched. Before, each
+/// thread weighed only its own group in progress: deal 26063 with 1 cell at a budget of a million
+/// expanded 1.55-1.58 million positions with groups in sets, 1.71-1.77 million by levels (now 0.84-0.89
+/// and 1.13-1.22), and in pass 4 of 1-1,000,000 deal 295997 with 2 cells ended at 7.6 billion
+/// positions of a budget of 5.
+#[test]
+fn a_position_budget_counts_every_threads_positions() {
+    let deal = Layout::deal(26063).unwrap();
+    let budget = 1_000_000;
+    let limits = Limits {
+        max_positions: budget,
+        max_millis: None,
+    };
+    let sets = Bounds {
+        threads: 2,
+        ..kept(u64::MAX)
+    };
+    let levels = Bounds {
+        max_set_len: 1 << 16,
+        ..sets
+    };
+    for b in [sets, levels] {
+        let r = search(&deal, 1, limits, None, 1 << 16, b, None).unwrap();
+        let expanded = EXPANDED.get();
+        assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Positions));
+        assert!(r.positions >= budget, "{}", r.positions);
+        assert!(expanded < budget * 13 / 10, "{expanded} expanded");
+    }
+}
