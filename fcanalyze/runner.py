@@ -83,6 +83,10 @@ class Watch:
     def shard_written(self) -> None:
         """A shard's files are written."""
 
+    def files_removed(self, deals: list[int], size: int, free: int) -> None:
+        """The kept files of the proofs of `deals` went to leave room on a disk of `size` bytes (`free`
+        free now): `journal.make_room`."""
+
     def attach(self, running: Callable[[], list[Running]], workers: int, shards_total: int) -> None:
         """The run is about to compute its `shards_total` shards (those complete included) on `workers`
         workers; `running()` lists the searches in progress (callable from another thread)."""
@@ -595,11 +599,18 @@ def _compute(
     run_file = state.run_file
 
     recorded: Counter[int] = Counter()  # records received, by task
+    settled = _Settled(state)
 
     def on_record(task: Task, record: Any) -> None:
         journals.append(task.block, record)
         recorded[id(task)] += 1
         watch.finished(1, sum(s["elapsed_ms"] for s in record["searches"]))
+        settled.reported.add(record["deal"])
+        if tasks.scratch is not None and (tasks.scratch / str(record["deal"])).is_dir():
+            # A proof left its files for the next pass: they may not take the disk the next proofs need.
+            gone = journal.make_room(tasks.scratch, settled)
+            if gone:
+                watch.files_removed(gone, *journal.disk(tasks.scratch))
 
     for task, output in engine.run(
         job.run_task,
@@ -626,6 +637,22 @@ def _compute(
         result.computed += 1
         result.counts.update(output["counts"])
         watch.shard_written()
+
+
+class _Settled:
+    """Whether a deal is settled in this run: no search of it goes on here (its record came in this
+    invocation or a journal holds it, or its shard was complete at the start), so the files its proof
+    kept may go when room is short."""
+
+    def __init__(self, state: _State):
+        self.reported: set[int] = set()
+        self.resumed = {r["deal"] for records in state.resume.values() for r in records}
+        self.skip, self.size = state.skip, state.run_file["config"]["shard_size"]
+
+    def __call__(self, deal: int) -> bool:
+        first = (deal - 1) // self.size * self.size + 1
+        block = shards.block_name(first, first + self.size - 1)
+        return deal in self.reported or deal in self.resumed or block in self.skip
 
 
 def _finished_from_tables(task: Task, output: dict[str, Any], watch: Watch) -> None:

@@ -640,6 +640,57 @@ def test_a_proof_that_filled_the_disk_leaves_no_files(tmp_path):
     assert not analyze_job.keeps_files(deal_dir, rows(None, "disk"))
 
 
+def _disk_of_files(size: int):
+    """A disk of `size` bytes that holds the files under the directory measured, and nothing else."""
+
+    def measure(root: Path) -> tuple[int, int]:
+        used = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+        return size, size - used
+
+    return measure
+
+
+def test_kept_files_go_oldest_first_when_the_disk_runs_short(tmp_path):
+    """`journal.make_room`: while the disk has less than half its size free, the files kept by the
+    proofs of settled deals go, the oldest checkpoint first, until it has; the newest stay, and so do
+    those of deals the run may still go on with."""
+    root = tmp_path / "layered"
+    for age, deal in enumerate([40, 10, 30, 20]):  # 40 oldest
+        state = root / str(deal) / "cells-1" / "checkpoint"
+        state.parent.mkdir(parents=True)
+        state.write_text("x" * 100)
+        os.utime(state, (1000 + age, 1000 + age))
+    settled = {10, 20, 40}.__contains__
+    # 400 bytes of 1,000: room enough, nothing goes.
+    assert journal.make_room(root, settled, _disk_of_files(1000)) == []
+    # 400 of 500: 40 goes (200 free: not yet half), then 10 (300 free); 30 is not settled.
+    assert journal.make_room(root, settled, _disk_of_files(500)) == [40, 10]
+    assert sorted(int(d.name) for d in root.iterdir()) == [20, 30]
+    # Never the newest kept files, short as the disk may be.
+    assert journal.make_room(root, settled, _disk_of_files(200)) == []
+    assert sorted(int(d.name) for d in root.iterdir()) == [20, 30]
+
+
+@pytest.mark.slow
+def test_a_run_removes_older_kept_files_for_room(tmp_path, monkeypatch):
+    """Two deals whose 1-cell proofs stop at the budget, each keeping its files for the next pass, on a
+    disk twice the larger one's files: the second's are kept, and the first's go to leave the proofs
+    after them half the disk."""
+
+    def measure(root: Path) -> tuple[int, int]:
+        by_deal = [sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) for d in root.iterdir()]
+        size = 2 * max(by_deal, default=0) + 1
+        return size, size - sum(by_deal)
+
+    monkeypatch.setattr(journal, "disk", measure)
+    out = tmp_path / "o"
+    config = analyze_job.config(max_cells=1, max_positions=2_000_000, shard_size=1, max_memory_mb=64)
+    runner.run("analyze", [(10996, 10996), (26063, 26063)], out, SerialEngine(), config)
+    rows = pd.read_parquet(out / "searches").query("cells == 1")
+    assert rows["exhausted"].tolist() == ["positions", "positions"]
+    assert [d.name for d in journal.scratch(out).iterdir()] == ["26063"]
+
+
 @pytest.mark.slow
 def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
     """pipelines/regenerate.py puts each invocation in PROVENANCE.md as soon as the run's directory

@@ -233,6 +233,13 @@ class Progress(Watch):
         if not self.terminal and not self.quiet:
             self._log()
 
+    def files_removed(self, deals: list[int], size: int, free: int) -> None:
+        names = ", ".join(f"{d}" for d in deals)
+        self._say(
+            f"removed the files kept by the proofs of deal{'' if len(deals) == 1 else 's'} {names} "
+            f"(their next pass starts them afresh): {free / 1e9:,.1f} GB free of {size / 1e9:,.1f} GB"
+        )
+
     def attach(self, running: Callable[[], list[Running]], workers: int, shards_total: int) -> None:
         self.running, self.workers, self.shards_total = running, workers, shards_total
         if not self.quiet and self.thread is None:
