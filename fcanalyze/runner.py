@@ -164,13 +164,13 @@ def blocks(
             b = (a - 1) // shard_size
             end = min(last, (b + 1) * shard_size)
             if b != current and current is not None:
-                yield shards.block_name(current * shard_size + 1, (current + 1) * shard_size), tuple(inside)
+                yield shards.block_of(current * shard_size + 1, shard_size), tuple(inside)
                 inside = []
             current = b
             inside.append((a, end))
             a = end + 1
     if current is not None:
-        yield shards.block_name(current * shard_size + 1, (current + 1) * shard_size), tuple(inside)
+        yield shards.block_of(current * shard_size + 1, shard_size), tuple(inside)
 
 
 def piece_size(deals: int, workers: int, shard_size: int) -> int:
@@ -650,9 +650,7 @@ class _Settled:
         self.skip, self.size = state.skip, state.run_file["config"]["shard_size"]
 
     def __call__(self, deal: int) -> bool:
-        first = (deal - 1) // self.size * self.size + 1
-        block = shards.block_name(first, first + self.size - 1)
-        return deal in self.reported or deal in self.resumed or block in self.skip
+        return deal in self.reported or deal in self.resumed or shards.block_of(deal, self.size) in self.skip
 
 
 def _finished_from_tables(task: Task, output: dict[str, Any], watch: Watch) -> None:

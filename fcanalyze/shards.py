@@ -34,6 +34,12 @@ def block_name(first: int, last: int) -> str:
     return f"{first:010d}-{last:010d}"
 
 
+def block_of(deal: int, shard_size: int) -> str:
+    """The name of the aligned block of `shard_size` deals that holds `deal`."""
+    first = (deal - 1) // shard_size * shard_size + 1
+    return block_name(first, first + shard_size - 1)
+
+
 def path(out: Path, table: str, block: str) -> Path:
     """The shard of `table` for `block`."""
     return out / table / f"{table}-{block}.parquet"

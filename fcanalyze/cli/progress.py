@@ -234,7 +234,7 @@ class Progress(Watch):
             self._log()
 
     def files_removed(self, deals: list[int], size: int, free: int) -> None:
-        names = ", ".join(f"{d}" for d in deals)
+        names = ", ".join(map(str, deals))
         self._say(
             f"removed the files kept by the proofs of deal{'' if len(deals) == 1 else 's'} {names} "
             f"(their next pass starts them afresh): {free / 1e9:,.1f} GB free of {size / 1e9:,.1f} GB"

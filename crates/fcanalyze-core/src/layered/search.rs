@@ -686,8 +686,7 @@ fn counted(
     if !listed {
         cx.finished(group, sig, len)?;
     }
-    let res = &mut cx.res;
-    res.peak_positions = res.peak_positions.max(len as u64);
+    cx.res.peak_positions = cx.res.peak_positions.max(len as u64);
     cx.layer_done.fetch_add(len as u64, Ordering::Relaxed);
     cx.res.positions = cx.tell(0);
     if cx.res.positions >= cx.limits.max_positions {
