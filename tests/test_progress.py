@@ -218,7 +218,7 @@ def test_a_long_search_is_named_from_its_layered_checkpoint(tmp_path):
 def test_the_parsing_of_a_checkpoint_within_a_layer():
     """Within a layer the positions of the groups finished and searched by levels count too."""
     text = (
-        "fcanalyze-layered-checkpoint/3\nidentity x cells=2\nlayer 53\ndone 1000\nexpanded 900\n"
+        "fcanalyze-layered-checkpoint/4\nidentity x cells=2\nlayer 53\ndone 1000\nexpanded 900\n"
         "elapsed_ms 5.5\npeak 1 2 3 4 5 6 7 8\nfiles 0 0 0 0\nseeds 53 100 0\n"
         "finished 7 1,2,3,4,5,6 250\nlevels 9 1,2,3,4,5,6 4000 level-1 10 - 0\nend\n"
     )

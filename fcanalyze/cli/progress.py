@@ -32,7 +32,7 @@ SEARCH_EVERY = 60.0
 TAIL_FACTOR = 10.0
 TAIL_MIN = 30.0
 #: The first line of a layered proof's checkpoint (crates/fcanalyze-core/src/layered/checkpoint.rs).
-CHECKPOINT_FORMAT = "fcanalyze-layered-checkpoint/3"
+CHECKPOINT_FORMAT = "fcanalyze-layered-checkpoint/4"
 
 
 def duration(seconds: float) -> str:

@@ -10,15 +10,16 @@ use crate::error::Result;
 use crate::key::{pack, Key};
 use crate::layer::LAYERS;
 
-use super::code::CODE;
+use super::packed::Index;
 use super::spill::{io_error, level_number, SpillDir};
 use super::trades::Trades;
 use super::Bounds;
 
 /// The first line of a checkpoint: its format.
 /// Format 2: level files hold tagged codes ([`super::code::tag`]). Format 3: seed records carry their
-/// trades ([`super::code::RECORD`] 52 bytes, 24 lean). A checkpoint of an older format is not resumed.
-pub(super) const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/3";
+/// trades ([`super::code::RECORD`] 52 bytes, 24 lean). Format 4: level files hold their codes as
+/// differences ([`super::packed`]). A checkpoint of an older format is not resumed.
+pub(super) const CHECKPOINT_FORMAT: &str = "fcanalyze-layered-checkpoint/4";
 
 /// Where each sorted run of a layer's file starts, and whether its records are lean (lean: keys alone).
 pub(super) type Runs = Vec<(u64, bool)>;
@@ -366,7 +367,7 @@ impl Checkpoint {
             // A group whose level files are gone or cut short is searched again from its seeds.
             c.by_levels.retain(|g| {
                 g.files().all(|(name, len)| {
-                    std::fs::metadata(dir.0.join(name)).is_ok_and(|m| m.len() == len * CODE as u64)
+                    Index::read(&dir.0.join(name)).is_ok_and(|i| i.len as u64 == *len)
                 })
             });
             if c.keep && c.kept_layers.iter().any(|&l| !dir.kept(l).exists()) {

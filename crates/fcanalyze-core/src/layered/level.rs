@@ -2,26 +2,28 @@
 //! disjoint, increasing ranges of codes ([`Level`], [`Part`]), read by index or from a code on
 //! ([`Codes`]); the sorted runs a level's expansion writes; and the merge of one range of codes of the
 //! runs into a part of the next level ([`Levels::merge_range`]), so that several threads can each merge
-//! a range of their own.
+//! a range of their own. Each file holds its codes as the differences between neighbours
+//! ([`super::packed`]).
 
 use std::collections::binary_heap::PeekMut;
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::outcome::Budget;
 
 use super::code::{untagged, CODE};
-use super::spill::{free_disk, io_error, level_name};
+use super::packed::{self, Index, Reader, Writer};
+use super::spill::{free_disk, level_name};
 
 /// Codes sorted, each once, in a file of their own ([`tag`](super::code::tag)ged: one copy of each code,
-/// with one of its tags).
+/// with one of its tags), and the file's index.
 #[derive(Clone, Debug)]
 pub(super) struct Part {
     pub(super) path: PathBuf,
     pub(super) len: usize,
+    pub(super) index: Arc<Index>,
 }
 
 /// A level: its parts, in order, each over a range of codes past the one before (none for an empty
@@ -37,9 +39,6 @@ pub(super) type Sample = (u128, u64);
 
 /// Samples taken of each sorted run (evenly spaced).
 const SAMPLES: usize = 64;
-
-/// Bytes of each file reader's buffer.
-const READ_BUFFER: usize = 1 << 20;
 
 /// A merge into the next level, or the seeds read into a first level, ask whether to stop every this
 /// many codes read (some milliseconds).
@@ -57,6 +56,11 @@ impl Level {
         self.parts.iter().map(|p| p.len).sum()
     }
 
+    /// Bytes of its files.
+    pub(super) fn bytes(&self) -> u64 {
+        self.parts.iter().map(Part::bytes).sum()
+    }
+
     /// The level of `parts` (the empty ones left out).
     pub(super) fn of(parts: impl IntoIterator<Item = Part>) -> Level {
         Level {
@@ -71,7 +75,7 @@ impl Level {
         for p in &self.parts {
             let (a, b) = (from.max(at), to.min(at + p.len));
             if a < b {
-                spans.push((p.path.clone(), (a - at) as u64, b - a));
+                spans.push((p.clone(), a - at, b - a));
             }
             at += p.len;
         }
@@ -83,11 +87,11 @@ impl Level {
         let mut spans = Vec::new();
         for p in &self.parts {
             let first = match lo {
-                Some(lo) => p.first_at_least(lo)?,
+                Some(lo) => packed::first_at_least(&p.path, &p.index, lo)?,
                 None => 0,
             };
             if first < p.len {
-                spans.push((p.path.clone(), first as u64, p.len - first));
+                spans.push((p.clone(), first, p.len - first));
             }
         }
         Ok(Codes::of(spans))
@@ -95,59 +99,65 @@ impl Level {
 }
 
 impl Part {
-    /// The index of the first code at least `x` (the part's length when none is).
-    fn first_at_least(&self, x: u128) -> Result<usize> {
-        let mut f = File::open(&self.path).map_err(|e| io_error(&self.path, e))?;
-        let (mut lo, mut hi) = (0usize, self.len);
-        let mut b = [0u8; CODE];
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            f.seek(SeekFrom::Start((mid * CODE) as u64))
-                .and_then(|_| f.read_exact(&mut b))
-                .map_err(|e| io_error(&self.path, e))?;
-            if u128::from_le_bytes(b) < x {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+    /// The part of `len` codes in the file at `path` (written before: a checkpoint's), its index read
+    /// from the file; an error when the file is not a whole file of that many codes.
+    pub(super) fn open(path: PathBuf, len: usize) -> Result<Part> {
+        let index = Index::read(&path)?;
+        if index.len != len {
+            return Err(Error::Io(format!(
+                "{}: {} codes where {len} were written",
+                path.display(),
+                index.len
+            )));
         }
-        Ok(lo)
+        Ok(Part {
+            path,
+            len,
+            index: Arc::new(index),
+        })
+    }
+
+    /// Bytes of its file.
+    pub(super) fn bytes(&self) -> u64 {
+        self.index.bytes
     }
 }
 
-/// Codes read in order from spans of files (a file, the index of its first code, the codes).
+/// Codes read in order from spans of parts (a part, the index of its first code, the codes).
 pub(super) struct Codes {
-    spans: std::vec::IntoIter<(PathBuf, u64, usize)>,
-    file: Option<(BufReader<File>, PathBuf)>,
+    spans: std::vec::IntoIter<(Part, usize, usize)>,
+    reader: Option<Reader>,
     left: usize,
 }
 
 impl Codes {
-    fn of(spans: Vec<(PathBuf, u64, usize)>) -> Codes {
+    fn of(spans: Vec<(Part, usize, usize)>) -> Codes {
         Codes {
             spans: spans.into_iter(),
-            file: None,
+            reader: None,
             left: 0,
         }
     }
 
     pub(super) fn next_code(&mut self) -> Result<Option<u128>> {
         while self.left == 0 {
-            let Some((path, first, len)) = self.spans.next() else {
-                self.file = None;
+            let Some((part, first, len)) = self.spans.next() else {
+                self.reader = None;
                 return Ok(None);
             };
-            let mut f = File::open(&path).map_err(|e| io_error(&path, e))?;
-            f.seek(SeekFrom::Start(first * CODE as u64))
-                .map_err(|e| io_error(&path, e))?;
-            self.file = Some((BufReader::with_capacity(READ_BUFFER, f), path));
+            self.reader = Some(Reader::at(&part.path, &part.index, first)?);
             self.left = len;
         }
-        let (r, path) = self.file.as_mut().expect("an open span");
-        let mut b = [0u8; CODE];
-        r.read_exact(&mut b).map_err(|e| io_error(path, e))?;
+        let r = self.reader.as_mut().expect("an open span");
+        let code = r.next_code()?;
+        if code.is_none() {
+            return Err(Error::Io(format!(
+                "a level's file ended {} codes early",
+                self.left
+            )));
+        }
         self.left -= 1;
-        Ok(Some(u128::from_le_bytes(b)))
+        Ok(code)
     }
 }
 
@@ -202,11 +212,9 @@ impl Levels {
         self.disk.load(Ordering::Relaxed)
     }
 
-    fn create(&self) -> Result<(PathBuf, BufWriter<File>)> {
+    fn create(&self) -> Result<Writer> {
         let made = self.made.fetch_add(1, Ordering::Relaxed);
-        let path = self.dir.join(level_name(self.thread, made));
-        let f = File::create(&path).map_err(|e| io_error(&path, e))?;
-        Ok((path, BufWriter::with_capacity(1 << 20, f)))
+        Writer::create(self.dir.join(level_name(self.thread, made)))
     }
 
     /// `chunk` sorted, each code once, written to a file of its own, its samples added to `samples`;
@@ -217,17 +225,17 @@ impl Levels {
         samples: &mut Vec<Sample>,
     ) -> Result<Part> {
         sort_dedup(chunk, samples);
-        let (path, mut w) = self.create()?;
-        for c in chunk.iter() {
-            w.write_all(&c.to_le_bytes())
-                .map_err(|e| io_error(&path, e))?;
+        let mut w = self.create()?;
+        for &c in chunk.iter() {
+            w.push(c)?;
         }
-        w.flush().map_err(|e| io_error(&path, e))?;
-        self.disk
-            .fetch_add((chunk.len() * CODE) as u64, Ordering::Relaxed);
+        let path = w.path().to_path_buf();
+        let index = w.finish()?;
+        self.disk.fetch_add(index.bytes, Ordering::Relaxed);
         let part = Part {
             path,
             len: chunk.len(),
+            index: Arc::new(index),
         };
         chunk.clear();
         Ok(part)
@@ -262,8 +270,7 @@ impl Levels {
         }
         let mut old = [cur.read_from(lo)?, prev.read_from(lo)?];
         let mut old_next = [old[0].next_code()?, old[1].next_code()?];
-        let (path, mut w) = self.create()?;
-        let mut len = 0usize;
+        let mut w = self.create()?;
         let mut last: Option<u128> = None;
         let mut read = 0u64;
         while let Some(mut top) = heap.peek_mut() {
@@ -273,6 +280,7 @@ impl Levels {
             }
             read += 1;
             if let Some(b) = (read % OUT_EVERY == 0).then(out).flatten() {
+                let path = w.path().to_path_buf();
                 drop(w);
                 let _ = std::fs::remove_file(&path);
                 return Ok(Err(b));
@@ -299,25 +307,28 @@ impl Levels {
                 known |= n.is_some_and(|x| untagged(x) == plain);
             }
             if !known {
-                w.write_all(&code.to_le_bytes())
-                    .map_err(|e| io_error(&path, e))?;
-                len += 1;
+                w.push(code)?;
             }
         }
-        w.flush().map_err(|e| io_error(&path, e))?;
-        drop(w);
+        let (path, len) = (w.path().to_path_buf(), w.len());
+        let index = w.finish()?;
         if len == 0 {
             let _ = std::fs::remove_file(&path);
+        } else {
+            self.disk.fetch_add(index.bytes, Ordering::Relaxed);
         }
-        self.disk.fetch_add((len * CODE) as u64, Ordering::Relaxed);
-        Ok(Ok(Part { path, len }))
+        Ok(Ok(Part {
+            path,
+            len,
+            index: Arc::new(index),
+        }))
     }
 
     /// The files of `parts` removed.
     pub(super) fn remove(&self, parts: Vec<Part>) {
         for p in parts {
             let _ = std::fs::remove_file(&p.path);
-            let bytes = (p.len * CODE) as u64;
+            let bytes = p.bytes();
             let _ = self
                 .disk
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| {

@@ -11,7 +11,7 @@ use crate::layer::progress;
 use crate::outcome::Budget;
 
 use super::checkpoint::{Finished, LevelState};
-use super::code::{tag, untag, untagged, Frame, CODE};
+use super::code::{tag, untag, untagged, Frame};
 use super::context::{lock_idle, Check, Cx, GroupEnd};
 use super::level::{
     sort_dedup, split_points, Level, Levels, Out, Part, Sample, Stopped, OUT_EVERY,
@@ -167,14 +167,14 @@ pub(super) fn resume_by_levels(
 ) -> Result<GroupEnd> {
     while more()?.is_some() {}
     let mut levels = files_of(cx);
-    let level = |files: Vec<(String, u64)>| {
-        Level::of(files.into_iter().map(|(name, len)| Part {
-            path: levels.dir.join(name),
-            len: len as usize,
-        }))
+    let level = |files: Vec<(String, u64)>| -> Result<Level> {
+        let parts = files
+            .into_iter()
+            .map(|(name, len)| Part::open(levels.dir.join(name), len as usize));
+        Ok(Level::of(parts.collect::<Result<Vec<Part>>>()?))
     };
-    let (cur, prev) = (level(state.cur), level(state.prev));
-    *levels.disk.get_mut() = ((cur.len() + prev.len()) * CODE) as u64;
+    let (cur, prev) = (level(state.cur)?, level(state.prev)?);
+    *levels.disk.get_mut() = cur.bytes() + prev.bytes();
     let total = state.total as usize;
     let trades = match state.trades.map(|pairs| Trades::of_saved(frame, pairs)) {
         Some(None) => {

@@ -67,6 +67,7 @@ mod group;
 mod level;
 mod levels;
 mod merge;
+mod packed;
 mod search;
 mod seeds;
 mod spill;

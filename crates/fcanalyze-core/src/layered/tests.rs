@@ -965,8 +965,8 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
                         with_trades |= c.by_levels.iter().any(|g| g.trades.is_some());
                         for g in &c.by_levels {
                             for (name, len) in g.files() {
-                                let bytes = std::fs::metadata(dir.join(name)).unwrap().len();
-                                assert_eq!(bytes, len * CODE as u64);
+                                let index = packed::Index::read(&dir.join(name)).unwrap();
+                                assert_eq!(index.len as u64, *len);
                             }
                         }
                     }
@@ -1074,7 +1074,7 @@ fn merges_split_into_ranges_of_about_equal_sizes() {
 /// one part; levels of several parts are saved and read back.
 #[test]
 fn checkpoints_list_the_parts_of_levels() {
-    let old = "fcanalyze-layered-checkpoint/3\nidentity x\nlayer 3\n\
+    let old = "fcanalyze-layered-checkpoint/4\nidentity x\nlayer 3\n\
                levels 2 1,2,3,4,5,6 10 level-0-000007.codes 4 - 0\n\
                levels 5 1,2,3,4,5,7 20 level-1-000009.codes 6 level-1-000008.codes 3\nend\n";
     let c = Checkpoint::parse(old).unwrap();
