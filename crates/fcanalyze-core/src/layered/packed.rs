@@ -5,8 +5,9 @@
 //! with 2 cells (layers 47-48, by levels) differ by 13-14 bits on average, about 2.5 bytes each as
 //! LEB128 varints against the code's 16. Levels are written and read several times each (the runs of
 //! children, the merge into the next level, the level read to expand it and twice more in the merges
-//! after it), so their bytes were most of a giant group's I/O: the kernel's copies, and on a compressing
-//! file system its compression and decompression, a large part of the machine's time.
+//! after it), and a giant group's levels hold billions of codes: written as differences, they take a
+//! sixth of the disk as written, and far less again on a compressing file system (BENCHMARKS.md; the
+//! time of the proofs measured did not change beyond the machine's noise).
 //!
 //! A file holds blocks of [`BLOCK`] codes (the last may hold fewer): each block's first code in 16
 //! bytes (little-endian), then each next code as its difference from the one before (LEB128, at least 1:
@@ -26,7 +27,7 @@ use super::spill::io_error;
 pub(super) const BLOCK: usize = 4096;
 
 /// The last 8 bytes of a file of codes.
-const MAGIC: u64 = 0x3176_6c63_6661_6366; // "fcfaclv1", little-endian
+const MAGIC: u64 = u64::from_le_bytes(*b"fcafclv1");
 
 /// Bytes of the trailer.
 const TRAILER: u64 = 24;
@@ -64,8 +65,11 @@ impl Index {
             .map_err(|e| io_error(path, e))?;
         let word = |i: usize| u64::from_le_bytes(t[8 * i..8 * i + 8].try_into().expect("8 bytes"));
         let (len, nblocks) = (word(0) as usize, word(1) as usize);
-        let table = (nblocks * ENTRY) as u64;
-        if word(2) != MAGIC || nblocks != len.div_ceil(BLOCK) || bytes < TRAILER + table {
+        let table = match nblocks.checked_mul(ENTRY) {
+            Some(t) if (t as u64) <= bytes - TRAILER => t as u64,
+            _ => return Err(bad()),
+        };
+        if word(2) != MAGIC || nblocks != len.div_ceil(BLOCK) {
             return Err(bad());
         }
         let mut raw = vec![0u8; nblocks * ENTRY];
