@@ -18,6 +18,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
@@ -93,6 +94,33 @@ impl Index {
     fn end(&self) -> u64 {
         self.bytes - TRAILER - (self.blocks.len() * ENTRY) as u64
     }
+
+    /// The bytes of block `b`: where it starts, and how many.
+    fn span(&self, b: usize) -> (u64, usize) {
+        let start = self.blocks[b].1;
+        let next = self.blocks.get(b + 1).map_or(self.end(), |n| n.1);
+        (start, (next - start) as usize)
+    }
+}
+
+/// Block `b` of the file `f` (at `path`, of index `index`): its bytes read into `bytes` and decoded
+/// into `codes` (both cleared first).
+fn read_block(
+    (f, path): (&mut impl Read, &Path),
+    index: &Index,
+    b: usize,
+    (bytes, codes): (&mut Vec<u8>, &mut Vec<u128>),
+) -> Result<()> {
+    bytes.resize(index.span(b).1, 0);
+    f.read_exact(bytes).map_err(|e| io_error(path, e))?;
+    codes.clear();
+    if !decode_block(bytes, codes) {
+        return Err(Error::Io(format!(
+            "{}: a block of codes does not decode",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A file of codes being written ([`Writer::push`] them in increasing order, then
@@ -180,8 +208,7 @@ impl Writer {
 pub(super) struct Reader {
     f: std::io::BufReader<File>,
     path: PathBuf,
-    /// Where each block starts, and where the codes end.
-    starts: Vec<u64>,
+    index: Arc<Index>,
     /// The next block to read.
     block: usize,
     bytes: Vec<u8>,
@@ -195,53 +222,43 @@ const READ_BUFFER: usize = 1 << 20;
 
 impl Reader {
     /// The codes of the file at `path` (of index `index`) from the one at place `first` on.
-    pub(super) fn at(path: &Path, index: &Index, first: usize) -> Result<Reader> {
+    pub(super) fn at(path: &Path, index: &Arc<Index>, first: usize) -> Result<Reader> {
         // From the end on: no block left to read.
         let block = if first < index.len {
             first / BLOCK
         } else {
             index.blocks.len()
         };
-        let mut starts: Vec<u64> = index.blocks.iter().map(|b| b.1).collect();
-        starts.push(index.end());
+        let start = index.blocks.get(block).map_or(index.end(), |b| b.1);
         let mut f = File::open(path).map_err(|e| io_error(path, e))?;
-        f.seek(SeekFrom::Start(starts[block]))
+        f.seek(SeekFrom::Start(start))
             .map_err(|e| io_error(path, e))?;
         let mut r = Reader {
             f: std::io::BufReader::with_capacity(READ_BUFFER, f),
             path: path.to_path_buf(),
-            starts,
+            index: Arc::clone(index),
             block,
             bytes: Vec::new(),
             codes: Vec::with_capacity(BLOCK),
             at: 0,
         };
         if first < index.len {
-            r.read_block()?;
+            r.next_block()?;
             r.at = first - block * BLOCK;
         }
         Ok(r)
     }
 
     /// Read and decode the next block into `codes` (none left: `codes` empty).
-    fn read_block(&mut self) -> Result<()> {
-        self.codes.clear();
+    fn next_block(&mut self) -> Result<()> {
         self.at = 0;
-        if self.block + 1 >= self.starts.len() {
+        if self.block == self.index.blocks.len() {
+            self.codes.clear();
             return Ok(());
         }
-        let n = (self.starts[self.block + 1] - self.starts[self.block]) as usize;
+        let bufs = (&mut self.bytes, &mut self.codes);
+        read_block((&mut self.f, &self.path), &self.index, self.block, bufs)?;
         self.block += 1;
-        self.bytes.resize(n, 0);
-        self.f
-            .read_exact(&mut self.bytes)
-            .map_err(|e| io_error(&self.path, e))?;
-        if !decode_block(&self.bytes, &mut self.codes) {
-            return Err(Error::Io(format!(
-                "{}: a block of codes does not decode",
-                self.path.display()
-            )));
-        }
         Ok(())
     }
 
@@ -249,7 +266,7 @@ impl Reader {
     #[inline]
     pub(super) fn next_code(&mut self) -> Result<Option<u128>> {
         if self.at == self.codes.len() {
-            self.read_block()?;
+            self.next_block()?;
             if self.codes.is_empty() {
                 return Ok(None);
             }
@@ -301,23 +318,17 @@ fn decode_block(bytes: &[u8], codes: &mut Vec<u128>) -> bool {
 /// none is).
 pub(super) fn first_at_least(path: &Path, index: &Index, x: u128) -> Result<usize> {
     // The first block whose first code is at least `x`: the code sought is its first, or in the block
-    // before it.
+    // before it, which alone is read.
     let b = index.blocks.partition_point(|&(c, _)| c < x);
     if b == 0 {
         return Ok(0);
     }
-    let mut r = Reader::at(path, index, (b - 1) * BLOCK)?;
-    let mut at = (b - 1) * BLOCK;
-    while let Some(c) = r.next_code()? {
-        if c >= x {
-            return Ok(at);
-        }
-        at += 1;
-        if at == b * BLOCK {
-            break;
-        }
-    }
-    Ok(at)
+    let mut f = File::open(path).map_err(|e| io_error(path, e))?;
+    f.seek(SeekFrom::Start(index.span(b - 1).0))
+        .map_err(|e| io_error(path, e))?;
+    let (mut bytes, mut codes) = (Vec::new(), Vec::new());
+    read_block((&mut f, path), index, b - 1, (&mut bytes, &mut codes))?;
+    Ok((b - 1) * BLOCK + codes.partition_point(|&c| c < x))
 }
 
 #[cfg(test)]
@@ -366,7 +377,7 @@ mod tests {
                 })
                 .collect();
             let (path, written) = write(&dir, &codes);
-            let index = Index::read(&path).unwrap();
+            let index = Arc::new(Index::read(&path).unwrap());
             assert_eq!((index.len, index.bytes), (n, written.bytes));
             assert_eq!(index.blocks, written.blocks);
             assert_eq!(index.bytes, std::fs::metadata(&path).unwrap().len());
