@@ -203,6 +203,12 @@ def test_a_long_search_is_named_from_its_layered_checkpoint(tmp_path):
         r"checkpoint; searching for 14 min",
         line,
     ), line
+    # The search for the line of a win found without one keeps its checkpoint in cells-K/line.
+    won = tmp_path / "won" / "cells-1" / "line"
+    won.mkdir(parents=True)
+    (won / "checkpoint").write_text(text)
+    line = search_line(Running(10996, (10996, 10996), 60.0, tmp_path / "won"), 4)
+    assert line.startswith(f"deal 10996, 1 cell: search for the line of its win at layer {layer} "), line
     # A torn or foreign file is not read; without a checkpoint the line says how long it has run.
     assert parse_checkpoint(text[: len(text) // 2], 1) is None
     assert parse_checkpoint("something else\nend\n", 1) is None

@@ -89,14 +89,16 @@ def estimate(left: int, workers: int, done: int, done_cpu: float, running: list[
 @dataclass(frozen=True)
 class Checkpoint:
     """What a layered proof's checkpoint tells of it: the cells, the layer it is in (0-104), and the
-    positions counted when it was saved."""
+    positions counted when it was saved; `line`: the checkpoint of the search for the line of a win the
+    proof found without one (``cells-K/line/checkpoint``)."""
 
     cells: int
     layer: int
     positions: int
+    line: bool = False
 
 
-def parse_checkpoint(text: str, cells: int) -> Checkpoint | None:
+def parse_checkpoint(text: str, cells: int, of_line: bool = False) -> Checkpoint | None:
     """The checkpoint saved as `text` (``name value...`` a line, ending with ``end``); None unless it is
     whole. Its positions: those of the layers finished (``done``) and of the groups of its layer finished
     or searched by levels so far (``finished``, ``levels``)."""
@@ -115,19 +117,23 @@ def parse_checkpoint(text: str, cells: int) -> Checkpoint | None:
                 positions += int(w[3])
     except (IndexError, ValueError):
         return None
-    return None if layer is None else Checkpoint(cells, layer, positions)
+    return None if layer is None else Checkpoint(cells, layer, positions, of_line)
 
 
 def read_checkpoint(deal_dir: Path) -> Checkpoint | None:
-    """The latest checkpoint of the layered proofs of a deal (``DEAL/cells-K/checkpoint``), if any."""
+    """The latest checkpoint of the layered proofs of a deal (``DEAL/cells-K/checkpoint``), or of the
+    searches for their lines (``DEAL/cells-K/line/checkpoint``), if any."""
     found = []
-    for path in deal_dir.glob("cells-*/checkpoint"):
+    for path in [*deal_dir.glob("cells-*/checkpoint"), *deal_dir.glob("cells-*/line/checkpoint")]:
+        of_line = path.parent.name == "line"
+        cells_dir = path.parent.parent if of_line else path.parent
         try:
-            found.append((path.stat().st_mtime, int(path.parent.name[len("cells-") :]), path.read_text()))
+            cells = int(cells_dir.name[len("cells-") :])
+            found.append((path.stat().st_mtime, cells, of_line, path.read_text()))
         except (OSError, ValueError, UnicodeDecodeError):
             continue  # renamed over, or gone, while we looked
-    for _, cells, text in sorted(found, reverse=True):
-        c = parse_checkpoint(text, cells)
+    for _, cells, of_line, text in sorted(found, reverse=True):
+        c = parse_checkpoint(text, cells, of_line)
         if c is not None:
             return c
     return None
@@ -147,8 +153,9 @@ def search_line(r: Running, max_cells: int | None) -> str:
     what = _name(r)
     c = read_checkpoint(r.scratch) if r.scratch is not None else None
     if c is not None:
+        search = "search for the line of its win" if c.line else "layered proof"
         return (
-            f"{what}, {_cells(c.cells)}: layered proof at layer {c.layer} (of 0-104), "
+            f"{what}, {_cells(c.cells)}: {search} at layer {c.layer} (of 0-104), "
             f"{c.positions:,} positions at its last checkpoint; searching for {duration(r.seconds)}"
         )
     cells = f", up to {_cells(max_cells)}" if max_cells is not None else ""

@@ -68,8 +68,9 @@ def config(
 
 def _layered_checkpoint(deal_dir: Path) -> bool:
     """Whether a layered proof of the deal left its checkpoint in `deal_dir` (SCRATCH/DEAL/cells-K/checkpoint,
-    the file it saves at each layer: layered.rs)."""
-    return any(deal_dir.glob("cells-*/checkpoint"))
+    the file it saves at each layer), or the position it won at without a line (cells-K/won-at: the
+    search for the line goes on from cells-K/line; layered/search.rs)."""
+    return any(deal_dir.glob("cells-*/checkpoint")) or any(deal_dir.glob("cells-*/won-at"))
 
 
 def classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, threads: int = 1) -> Record:

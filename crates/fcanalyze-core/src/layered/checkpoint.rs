@@ -149,8 +149,12 @@ pub(super) fn identity(
         Autoplay::Safe => String::new(),
         other => format!(" autoplay={other}"),
     };
+    // A search for a line (docs/design.md) is another search than the proof, toward its target.
+    let cone = b
+        .cone
+        .map_or(String::new(), |c| format!(" cone={}", c.text()));
     format!(
-        "{} cells={ncells}{rules} memory={max_memory:?} flush={flush} kept={} stack={}",
+        "{} cells={ncells}{rules} memory={max_memory:?} flush={flush} kept={} stack={}{cone}",
         words.join(""),
         b.max_kept,
         b.max_stack_bytes

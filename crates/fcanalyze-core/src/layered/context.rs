@@ -14,6 +14,7 @@ use crate::outcome::Budget;
 use crate::prover::Rules;
 
 use super::checkpoint::Finished;
+use super::cone::Cone;
 use super::merge::LayerFile;
 use super::seeds::{lock, SeedBuf, Spill};
 use super::twin::{Twin, Twins};
@@ -123,6 +124,8 @@ pub(super) struct Cx<'a> {
     pub(super) max_set_len: usize,
     /// Whether groups searched by levels are searched by orbits where trades keep their seeds.
     pub(super) trades: bool,
+    /// The positions a search for a line keeps to, if it is one: the other children are dropped.
+    pub(super) cone: Option<Cone>,
     /// Codes a group searched by levels sorts in memory before it writes them as a run.
     pub(super) level_chunk: usize,
     /// The least time between two checkpoints within a layer after finished groups.
@@ -192,6 +195,7 @@ impl<'a> Cx<'a> {
             max_stack_bytes: self.max_stack_bytes,
             max_set_len: self.max_set_len,
             trades: self.trades,
+            cone: self.cone,
             level_chunk: self.level_chunk,
             save_every: self.save_every,
             start: self.start,

@@ -219,6 +219,9 @@ impl GroupSet {
         let p = cx.rules.decode(&key).with_moved(moved);
         cx.rules
             .children_moved(&p, &mut cx.kids, &mut cx.kids_moved);
+        if let Some(cone) = &cx.cone {
+            cone.keep(&mut cx.kids, &mut cx.kids_moved);
+        }
         // The codes of the children in this layer, their home slots prefetched: the lookups below then
         // wait for one cache miss at a time less.
         cx.codes.clear();

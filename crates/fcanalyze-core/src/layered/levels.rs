@@ -768,6 +768,9 @@ fn expand_one(
     let p = cx.rules.decode(key).with_moved(moved);
     cx.rules
         .children_moved(&p, &mut cx.kids, &mut cx.kids_moved);
+    if let Some(cone) = &cx.cone {
+        cone.keep(&mut cx.kids, &mut cx.kids_moved);
+    }
     for (k, &m) in cx.kids.iter().zip(&cx.kids_moved) {
         if *k == [0; 3] {
             return Ok(Some(GroupEnd::Won {

@@ -62,6 +62,7 @@
 mod chain;
 mod checkpoint;
 mod code;
+mod cone;
 mod context;
 mod group;
 mod level;
@@ -131,6 +132,9 @@ pub struct LayeredResult {
     /// When won: the canonical keys from the start to a won or sorted position, each one move from the
     /// one before (empty when the memory did not hold a group with its parent links).
     pub chain: Vec<Key>,
+    /// When won without a line (its files forgotten, or a group too large for the memory): the
+    /// position won at, or whose child is won. [`prove_layered`] searches again for a line to it.
+    pub won_at: Option<Key>,
 }
 
 impl LayeredResult {
@@ -312,6 +316,7 @@ pub fn has_checkpoint(dir: &Path) -> bool {
         .ok()
         .and_then(|t| Checkpoint::parse(&t))
         .is_some()
+        || search::won_at_saved(dir)
 }
 
 fn bounds(max_memory: Option<usize>) -> Bounds {
@@ -328,6 +333,7 @@ fn bounds(max_memory: Option<usize>) -> Bounds {
         min_free_disk: MIN_FREE_DISK,
         threads: 1,
         save_every_ms: 60_000,
+        cone: None,
     }
 }
 
@@ -354,6 +360,9 @@ struct Bounds {
     /// A resumable search saves a checkpoint within a layer after a finished group when the last one is
     /// this old (and at the end of each level of a group searched by levels).
     save_every_ms: u64,
+    /// Only the positions that may lie on a line to a given one (the search again for the line of a
+    /// win found without one, [`cone`]).
+    cone: Option<cone::Cone>,
 }
 
 /// Positions of a group's set past which the group is searched again by levels. Past a few million

@@ -20,6 +20,7 @@ use crate::prover::Rules;
 use super::chain::chain_to;
 use super::checkpoint::{identity, Checkpoint};
 use super::code::Frame;
+use super::cone::Cone;
 use super::context::{lock_idle, Cx, GroupEnd, Idle};
 use super::group::search_group;
 use super::levels::resume_by_levels;
@@ -61,18 +62,216 @@ pub(super) fn search_sharing(
     resume: Option<&Path>,
     share: Option<&Share>,
 ) -> Result<LayeredResult> {
-    let r = search_in(
-        layout, ncells, limits, max_memory, flush_keys, bounds, resume, share,
-    );
-    // A resumable search's files go when it decides; after an error, or when a budget ran out (the
-    // disk, the positions, the time), they stay, so that the search goes on from its last checkpoint
-    // once the cause is mended (a freed disk, a larger budget), not from the start.
-    if let (Ok(res), Some(dir)) = (&r, resume) {
+    let ident = proof_identity(layout, ncells, max_memory, flush_keys, &bounds)?;
+    // A search for a line stopped before it ended goes on from its own checkpoint: the proof it
+    // follows is not made again.
+    let saved = resume.and_then(|d| WonAt::load(d, &ident));
+    let won = match saved {
+        Some(won) => won,
+        None => {
+            let r = search_in(
+                layout, ncells, limits, max_memory, flush_keys, bounds, resume, share,
+            );
+            removed_when_decided(&r, resume);
+            let res = r?;
+            match res.won_at {
+                Some(target) if bounds.cone.is_none() => WonAt {
+                    ident,
+                    target,
+                    proof: res,
+                },
+                _ => return Ok(res),
+            }
+        }
+    };
+    let args = (limits, max_memory, flush_keys, bounds);
+    search_line(layout, ncells, args, resume, share, won)
+}
+
+/// A resumable search's files go when it decides; after an error, or when a budget ran out (the disk,
+/// the positions, the time), they stay, so that the search goes on from its last checkpoint once the
+/// cause is mended (a freed disk, a larger budget), not from the start.
+fn removed_when_decided(r: &Result<LayeredResult>, resume: Option<&Path>) {
+    if let (Ok(res), Some(dir)) = (r, resume) {
         if !matches!(res.outcome, LayeredOutcome::Undecided(_)) {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
-    r
+}
+
+/// The subdirectory of a resumable proof's directory where the search for the line of its win goes
+/// (its own files: a search's checkpoint removes the files of its directory it does not list).
+const LINE_DIR: &str = "line";
+
+/// Whether the resumable proof in `dir` won without a line and searches for one ([`WonAt`]).
+pub(super) fn won_at_saved(dir: &Path) -> bool {
+    WonAt::path(dir).exists()
+}
+
+/// A proof won without a line ([`LayeredResult::won_at`]): the proof's identity and result, and the
+/// position it won at. Saved in the proof's directory while the search for the line runs.
+struct WonAt {
+    ident: String,
+    target: Key,
+    proof: LayeredResult,
+}
+
+/// The first line of a [`WonAt`] file.
+const WON_AT_FORMAT: &str = "fcanalyze-layered-won-at/1";
+
+impl WonAt {
+    fn path(dir: &Path) -> std::path::PathBuf {
+        dir.join("won-at")
+    }
+
+    /// Written to `dir` (created), atomically.
+    fn save(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+        let p = &self.proof;
+        let t = &self.target;
+        let text = format!(
+            "{WON_AT_FORMAT}\nproof {}\ntarget {:x} {:x} {:x}\npositions {}\nms {}\npeaks {} {} {}\n",
+            self.ident, t[0], t[1], t[2], p.positions, p.elapsed_ms, p.peak_positions, p.peak_bytes,
+            p.peak_disk
+        );
+        let (path, tmp) = (WonAt::path(dir), dir.join("won-at.tmp"));
+        std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| io_error(&path, e))
+    }
+
+    /// The one saved in `dir` by the proof of identity `ident`, if any.
+    fn load(dir: &Path, ident: &str) -> Option<WonAt> {
+        let text = std::fs::read_to_string(WonAt::path(dir)).ok()?;
+        let mut lines = text.lines();
+        if lines.next()? != WON_AT_FORMAT || lines.next()?.strip_prefix("proof ")? != ident {
+            return None;
+        }
+        let mut field = |name: &str| -> Option<Vec<String>> {
+            let rest = lines.next()?.strip_prefix(name)?.strip_prefix(' ')?;
+            Some(rest.split(' ').map(str::to_string).collect())
+        };
+        let hex = |w: &String| u64::from_str_radix(w, 16).ok();
+        let target = field("target")?;
+        let target = [
+            hex(target.first()?)?,
+            hex(target.get(1)?)?,
+            hex(target.get(2)?)?,
+        ];
+        let positions = field("positions")?.first()?.parse().ok()?;
+        let elapsed_ms = field("ms")?.first()?.parse().ok()?;
+        let peaks = field("peaks")?;
+        let peak = |i: usize| peaks.get(i)?.parse::<u64>().ok();
+        Some(WonAt {
+            ident: ident.to_string(),
+            target,
+            proof: LayeredResult {
+                outcome: LayeredOutcome::Won,
+                positions,
+                peak_positions: peak(0)?,
+                peak_bytes: peak(1)? as usize,
+                peak_parts: [0; 5],
+                peak_disk: peak(2)?,
+                elapsed_ms,
+                chain: vec![],
+                won_at: Some(target),
+            },
+        })
+    }
+}
+
+/// The line of the win `won` found without one: a second search from the start that keeps to the
+/// positions that may lie on a line to it ([`super::cone`]), trades aside, every line kept (its files
+/// go only before the disk runs out), within what is left of the budgets; resumable in [`LINE_DIR`] of
+/// `resume`. The result counts both searches; the line's search decides the outcome (undecided when
+/// its budget runs out; won without a line again only when a group of it did not fit in the memory
+/// with its parent links).
+fn search_line(
+    layout: &Layout,
+    ncells: usize,
+    (limits, max_memory, flush_keys, bounds): (Limits, Option<usize>, usize, Bounds),
+    resume: Option<&Path>,
+    share: Option<&Share>,
+    won: WonAt,
+) -> Result<LayeredResult> {
+    if let Some(d) = resume {
+        won.save(d)?;
+    }
+    let dir = resume.map(|d| d.join(LINE_DIR));
+    let proof = won.proof;
+    if crate::cascade::tracing() {
+        eprintln!(
+            "fcanalyze trace: won at layer {} without a line after {} positions: searching again \
+             toward it",
+            progress(&won.target),
+            proof.positions
+        );
+    }
+    let line_bounds = Bounds {
+        cone: Some(Cone::of(&won.target)),
+        trades: false,
+        max_kept: u64::MAX,
+        ..bounds
+    };
+    let line_limits = Limits {
+        max_positions: limits.max_positions.saturating_sub(proof.positions).max(1),
+        max_millis: limits
+            .max_millis
+            .map(|m| m.saturating_sub(proof.elapsed_ms as u64).max(1)),
+    };
+    let r = search_in(
+        layout,
+        ncells,
+        line_limits,
+        max_memory,
+        flush_keys,
+        line_bounds,
+        dir.as_deref(),
+        share,
+    );
+    removed_when_decided(&r, resume);
+    let line = r?;
+    if line.outcome == LayeredOutcome::Unsolvable {
+        return Err(Error::Internal(format!(
+            "the search for the line of a win at layer {} found no win",
+            progress(&won.target)
+        )));
+    }
+    let (peak_bytes, peak_parts) = if line.peak_bytes > proof.peak_bytes {
+        (line.peak_bytes, line.peak_parts)
+    } else {
+        (proof.peak_bytes, proof.peak_parts)
+    };
+    Ok(LayeredResult {
+        outcome: line.outcome,
+        positions: proof.positions + line.positions,
+        peak_positions: proof.peak_positions.max(line.peak_positions),
+        peak_bytes,
+        peak_parts,
+        peak_disk: proof.peak_disk.max(line.peak_disk),
+        elapsed_ms: proof.elapsed_ms + line.elapsed_ms,
+        won_at: line.won_at.map(|_| won.target),
+        chain: line.chain,
+    })
+}
+
+/// The identity of the proof of `layout` with `ncells` cells in its checkpoints ([`identity`]).
+fn proof_identity(
+    layout: &Layout,
+    ncells: usize,
+    max_memory: Option<usize>,
+    flush_keys: usize,
+    bounds: &Bounds,
+) -> Result<String> {
+    let (mut p0, _) = Position::from_layout(layout, ncells)?;
+    p0.settle(None);
+    Ok(identity(
+        p0.key(),
+        ncells,
+        layout.autoplay,
+        max_memory,
+        flush_keys.max(1),
+        bounds,
+    ))
 }
 
 /// [`search`] before its files are removed: the start, then the layers in order.
@@ -93,14 +292,7 @@ fn search_in(
     let rules = Rules::new(layout, ncells);
     let root = *p0.key();
     let flush_keys = flush_keys.max(1);
-    let ident = identity(
-        &root,
-        ncells,
-        layout.autoplay,
-        max_memory,
-        flush_keys,
-        &bounds,
-    );
+    let ident = proof_identity(layout, ncells, max_memory, flush_keys, &bounds)?;
     let (dir, saved) = match resume {
         Some(path) => {
             let dir = SpillDir::at(path)?;
@@ -119,6 +311,7 @@ fn search_in(
         peak_disk: 0,
         elapsed_ms: 0.0,
         chain: vec![],
+        won_at: None,
     };
     if rules.is_sorted(&root) {
         let mut res = res;
@@ -312,7 +505,11 @@ impl Proof<'_> {
         let Some(file) = lock(&self.spill).open_layer(layer)? else {
             return Ok(None);
         };
-        let twins = Twins::of(&file, &self.rules)?;
+        // Twins are the images of each other under trades, which a search for a line keeps to none of.
+        let twins = match self.bounds.cone {
+            None => Twins::of(&file, &self.rules)?,
+            Some(_) => Twins::default(),
+        };
         let (layer_done, ends) = self.share_out(layer, &file, &twins);
         {
             let s = &mut *lock(&self.spill);
@@ -441,6 +638,7 @@ impl Proof<'_> {
                 max_stack_bytes: stack,
                 max_set_len: bounds.max_set_len,
                 trades: bounds.trades,
+                cone: bounds.cone,
                 level_chunk: chunk,
                 save_every: std::time::Duration::from_millis(bounds.save_every_ms),
                 start,
@@ -556,6 +754,7 @@ impl Proof<'_> {
                     res.positions = t.done + len as u64;
                     let seeds = lock(&self.spill);
                     res.chain = chain_to(&self.rules, &seeds, target, tail, self.max_memory)?;
+                    res.won_at = res.chain.is_empty().then_some(target);
                     drop(seeds);
                     let won = finish(res, LayeredOutcome::Won, self.before_ms, self.start);
                     return Ok(Some(won));

@@ -22,6 +22,7 @@ fn kept(max_kept: u64) -> Bounds {
         // Checkpoints at the start of each layer only (and at the end of a level of a group
         // searched by levels).
         save_every_ms: u64::MAX,
+        cone: None,
     }
 }
 
@@ -235,6 +236,7 @@ fn a_bounded_stack_counts_the_same() {
         min_free_disk: 0,
         threads: 1,
         save_every_ms: 0,
+        cone: None,
     };
     let deal = Layout::deal(11982).unwrap();
     let r = search(&deal, 4, limits, None, 5000, small, None).unwrap();
@@ -277,6 +279,7 @@ fn groups_searched_by_levels_count_the_same() {
             min_free_disk: 0,
             threads,
             save_every_ms: 0,
+            cone: None,
         };
         let deal = Layout::deal(11982).unwrap();
         let r = search(&deal, 4, limits, None, 5000, levels, None).unwrap();
@@ -326,6 +329,7 @@ fn groups_searched_by_orbits_count_the_same() {
                     level_chunk: 1000,
                     threads,
                     save_every_ms: 0,
+                    cone: None,
                     ..kept(u64::MAX)
                 };
                 let before = BY_ORBITS.each_ref().map(|c| c.load(Relaxed));
@@ -398,6 +402,7 @@ fn twin_groups_count_the_same() {
                 level_chunk: 1000,
                 threads,
                 save_every_ms: 0,
+                cone: None,
                 ..kept(u64::MAX)
             };
             let replayed = || TWINS_REPLAYED.load(std::sync::atomic::Ordering::Relaxed);
@@ -414,6 +419,7 @@ fn twin_groups_count_the_same() {
             let (mut runs, mut listed) = (0, false);
             let resumable = Bounds {
                 save_every_ms: 30,
+                cone: None,
                 ..levels
             };
             let r = loop {
@@ -537,6 +543,7 @@ fn threads_that_join_within_a_layer_count_the_same() {
         level_chunk: 1000,
         threads: 2,
         save_every_ms: 0,
+        cone: None,
         ..kept(u64::MAX)
     };
     let one_each = || THREAD_PLAN.with(|p| *p.borrow_mut() = vec![1; 4 * LAYERS]);
@@ -798,12 +805,107 @@ fn lines_forgotten_past_the_disk_budget() {
     }
     let late = late_position();
     let with = search(&late, 0, limits, None, 100, kept(u64::MAX), None).unwrap();
-    let without = search(&late, 0, limits, None, 100, kept(1 << 12), None).unwrap();
     assert_eq!(with.outcome, LayeredOutcome::Won);
+    assert!(with.won_at.is_none());
+    assert_line(&late, 0, &with.chain);
+    // Without its line, the proof's win is found again by a search that keeps to the positions that
+    // may lead to it: fewer than the proof's, and a line.
+    let without = search(&late, 0, limits, None, 100, kept(1 << 12), None).unwrap();
     assert_eq!(without.outcome, LayeredOutcome::Won);
-    assert_eq!(with.positions, without.positions);
-    assert!(!with.chain.is_empty());
-    assert!(without.chain.is_empty());
+    assert!(without.won_at.is_none());
+    assert_line(&late, 0, &without.chain);
+    let line = without.positions - with.positions;
+    assert!(
+        line > 0 && line < with.positions,
+        "{line} of {}",
+        with.positions
+    );
+}
+
+/// Every position of a line lies in the cone of every later one (the search for a line drops none of
+/// them), and the cone of a position past the start leaves out some children of the start.
+#[test]
+fn a_line_lies_in_the_cones_of_its_later_positions() {
+    let limits = Limits {
+        max_positions: 2_000_000,
+        max_millis: None,
+    };
+    let mut lines = 0;
+    for deal in 1..=4 {
+        // The deal with its cards below 7 home: most win within a few hundred thousand positions.
+        let mut layout = Layout::deal(deal).unwrap();
+        for col in layout.columns.iter_mut() {
+            col.retain(|&c| crate::card::rank(c) >= 6);
+        }
+        layout.foundations = [6; 4];
+        let line = search(&layout, 1, limits, None, 5000, kept(u64::MAX), None)
+            .unwrap()
+            .chain;
+        if line.len() < 8 {
+            continue;
+        }
+        lines += 1;
+        for (i, later) in line.iter().enumerate() {
+            let cone = super::cone::Cone::of(later);
+            assert!(
+                line[..=i].iter().all(|k| cone.holds(k)),
+                "deal {deal}: position {i}"
+            );
+        }
+        assert_line(&layout, 1, &line);
+        let rules = Rules::new(&layout, 1);
+        let mut kids = Vec::new();
+        rules.children(&rules.decode(&line[0]), &mut kids);
+        let cone = super::cone::Cone::of(&line[line.len() / 2]);
+        assert!(kids.iter().any(|k| !cone.holds(k)), "deal {deal}");
+    }
+    assert!(lines >= 2, "{lines} lines");
+}
+
+/// `chain` is a line of play from the start of `layout` with `ncells` cells: each key a child of the one
+/// before, the last won or sorted.
+fn assert_line(layout: &Layout, ncells: usize, chain: &[Key]) {
+    let rules = Rules::new(layout, ncells);
+    let (mut p0, _) = Position::from_layout(layout, ncells).unwrap();
+    p0.settle(None);
+    assert_eq!(chain.first(), Some(p0.key()));
+    let mut kids = Vec::new();
+    for w in chain.windows(2) {
+        rules.children(&rules.decode(&w[0]), &mut kids);
+        assert!(kids.contains(&w[1]), "a step that is no move");
+    }
+    let last = chain.last().unwrap();
+    assert!(
+        *last == [0; 3] || rules.is_sorted(last),
+        "a line that does not win"
+    );
+}
+
+/// A search for the line of a win that runs out of its budget keeps its files with the win's
+/// position, and goes on from them with a larger budget: the proof is not made again, and the line
+/// and the count are those of the search made at once.
+#[test]
+fn a_search_for_a_line_goes_on_from_its_files() {
+    let late = late_position();
+    let limits = |max_positions| Limits {
+        max_positions,
+        max_millis: None,
+    };
+    let bounds = kept(1 << 12);
+    let at_once = search(&late, 0, limits(2_000_000), None, 100, bounds, None).unwrap();
+    let proof = search(&late, 0, limits(2_000_000), None, 100, kept(u64::MAX), None).unwrap();
+    let dir = std::env::temp_dir().join(format!("fca-line-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let short = limits(proof.positions + 10);
+    let r = search(&late, 0, short, None, 100, bounds, Some(&dir)).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Positions));
+    assert!(super::has_checkpoint(&dir));
+    // With a larger budget, the search goes straight to the line from its files.
+    let r = search(&late, 0, limits(2_000_000), None, 100, bounds, Some(&dir)).unwrap();
+    assert_eq!(r.outcome, LayeredOutcome::Won);
+    assert_eq!(r.positions, at_once.positions);
+    assert_eq!(r.chain, at_once.chain);
+    assert!(!dir.exists(), "the files of a decided search stay");
 }
 
 /// A resumable search killed at the start of a layer goes on from that layer's checkpoint when run
@@ -937,6 +1039,7 @@ fn a_search_killed_within_a_layer_goes_on_from_its_last_level() {
         min_free_disk: 0,
         threads: 1,
         save_every_ms: 30,
+        cone: None,
     };
     let late = late_position();
     let (mut in_parts, mut with_trades) = (false, false);
