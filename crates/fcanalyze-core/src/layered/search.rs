@@ -62,7 +62,8 @@ pub(super) fn search_sharing(
     resume: Option<&Path>,
     share: Option<&Share>,
 ) -> Result<LayeredResult> {
-    let ident = proof_identity(layout, ncells, max_memory, flush_keys, &bounds)?;
+    let root = start_key(layout, ncells)?;
+    let ident = proof_identity(&root, layout, ncells, max_memory, flush_keys, &bounds);
     // A search for a line stopped before it ended goes on from its own checkpoint: the proof it
     // follows is not made again.
     let saved = resume.and_then(|d| WonAt::load(d, &ident));
@@ -74,14 +75,18 @@ pub(super) fn search_sharing(
             );
             removed_when_decided(&r, resume);
             let res = r?;
-            match res.won_at {
+            let won = match res.won_at {
                 Some(target) if bounds.cone.is_none() => WonAt {
                     ident,
                     target,
                     proof: res,
                 },
                 _ => return Ok(res),
+            };
+            if let Some(d) = resume {
+                won.save(d)?;
             }
+            won
         }
     };
     let args = (limits, max_memory, flush_keys, bounds);
@@ -193,9 +198,6 @@ fn search_line(
     share: Option<&Share>,
     won: WonAt,
 ) -> Result<LayeredResult> {
-    if let Some(d) = resume {
-        won.save(d)?;
-    }
     let dir = resume.map(|d| d.join(LINE_DIR));
     let proof = won.proof;
     if crate::cascade::tracing() {
@@ -254,24 +256,25 @@ fn search_line(
     })
 }
 
-/// The identity of the proof of `layout` with `ncells` cells in its checkpoints ([`identity`]).
+/// The start of `layout` with `ncells` cells (its automatic moves made).
+fn start_key(layout: &Layout, ncells: usize) -> Result<Key> {
+    let (mut p0, _) = Position::from_layout(layout, ncells)?;
+    p0.settle(None);
+    Ok(*p0.key())
+}
+
+/// The identity in its checkpoints ([`identity`]) of the proof of `layout` from `root` with `ncells`
+/// cells.
 fn proof_identity(
+    root: &Key,
     layout: &Layout,
     ncells: usize,
     max_memory: Option<usize>,
     flush_keys: usize,
     bounds: &Bounds,
-) -> Result<String> {
-    let (mut p0, _) = Position::from_layout(layout, ncells)?;
-    p0.settle(None);
-    Ok(identity(
-        p0.key(),
-        ncells,
-        layout.autoplay,
-        max_memory,
-        flush_keys.max(1),
-        bounds,
-    ))
+) -> String {
+    let flush = flush_keys.max(1);
+    identity(root, ncells, layout.autoplay, max_memory, flush, bounds)
 }
 
 /// [`search`] before its files are removed: the start, then the layers in order.
@@ -287,12 +290,10 @@ fn search_in(
     share: Option<&Share>,
 ) -> Result<LayeredResult> {
     let start = Instant::now();
-    let (mut p0, _) = Position::from_layout(layout, ncells)?;
-    p0.settle(None);
+    let root = start_key(layout, ncells)?;
     let rules = Rules::new(layout, ncells);
-    let root = *p0.key();
     let flush_keys = flush_keys.max(1);
-    let ident = proof_identity(layout, ncells, max_memory, flush_keys, &bounds)?;
+    let ident = proof_identity(&root, layout, ncells, max_memory, flush_keys, &bounds);
     let (dir, saved) = match resume {
         Some(path) => {
             let dir = SpillDir::at(path)?;
