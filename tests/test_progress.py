@@ -203,12 +203,21 @@ def test_a_long_search_is_named_from_its_layered_checkpoint(tmp_path):
         r"checkpoint; searching for 14 min",
         line,
     ), line
-    # The search for the line of a win found without one keeps its checkpoint in cells-K/line.
+    # The search for the line of a win found without one keeps its checkpoint in cells-K/line, and the
+    # proof's positions in cells-K/won-at: the line counts both.
     won = tmp_path / "won" / "cells-1" / "line"
     won.mkdir(parents=True)
     (won / "checkpoint").write_text(text)
-    line = search_line(Running(10996, (10996, 10996), 60.0, tmp_path / "won"), 4)
-    assert line.startswith(f"deal 10996, 1 cell: search for the line of its win at layer {layer} "), line
+    running = Running(10996, (10996, 10996), 60.0, tmp_path / "won")
+    assert search_line(running, 4) == "deal 10996, up to 4 cells: searching for 1 min", "no won-at"
+    won_at = "fcanalyze-layered-won-at/1\nproof x cells=1\ntarget 1 2 3\npositions 2957086286\nms 1\n"
+    (won.parent / "won-at").write_text(won_at)
+    line = search_line(running, 4)
+    positions = 2957086286 + parse_checkpoint(text, 1).positions
+    assert line == (
+        f"deal 10996, 1 cell: search for the line of its win at layer {layer} (of 0-104), "
+        f"{positions:,} positions (the proof's too) at its last checkpoint; searching for 1 min"
+    ), line
     # A torn or foreign file is not read; without a checkpoint the line says how long it has run.
     assert parse_checkpoint(text[: len(text) // 2], 1) is None
     assert parse_checkpoint("something else\nend\n", 1) is None

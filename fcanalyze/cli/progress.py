@@ -11,7 +11,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -33,6 +33,10 @@ TAIL_FACTOR = 10.0
 TAIL_MIN = 30.0
 #: The first line of a layered proof's checkpoint (crates/fcanalyze-core/src/layered/checkpoint.rs).
 CHECKPOINT_FORMAT = "fcanalyze-layered-checkpoint/4"
+
+#: The first line of the file a proof that won without a line leaves for the search for it (``WonAt`` in
+#: crates/fcanalyze-core/src/layered/search.rs).
+WON_AT_FORMAT = "fcanalyze-layered-won-at/1"
 
 
 def duration(seconds: float) -> str:
@@ -90,7 +94,7 @@ def estimate(left: int, workers: int, done: int, done_cpu: float, running: list[
 class Checkpoint:
     """What a layered proof's checkpoint tells of it: the cells, the layer it is in (0-104), and the
     positions counted when it was saved; `line`: the checkpoint of the search for the line of a win the
-    proof found without one (``cells-K/line/checkpoint``)."""
+    proof found without one (``cells-K/line/checkpoint``), whose positions then count the proof's too."""
 
     cells: int
     layer: int
@@ -122,7 +126,8 @@ def parse_checkpoint(text: str, cells: int, of_line: bool = False) -> Checkpoint
 
 def read_checkpoint(deal_dir: Path) -> Checkpoint | None:
     """The latest checkpoint of the layered proofs of a deal (``DEAL/cells-K/checkpoint``), or of the
-    searches for their lines (``DEAL/cells-K/line/checkpoint``), if any."""
+    searches for their lines (``DEAL/cells-K/line/checkpoint``, its positions counted with the proof's
+    from ``DEAL/cells-K/won-at``), if any."""
     found = []
     for path in [*deal_dir.glob("cells-*/checkpoint"), *deal_dir.glob("cells-*/line/checkpoint")]:
         of_line = path.parent.name == "line"
@@ -134,8 +139,28 @@ def read_checkpoint(deal_dir: Path) -> Checkpoint | None:
             continue  # renamed over, or gone, while we looked
     for _, cells, of_line, text in sorted(found, reverse=True):
         c = parse_checkpoint(text, cells, of_line)
+        if c is not None and of_line:
+            # Its positions follow the proof's: the budget is spent on both.
+            proof = _won_at_positions(deal_dir / f"cells-{cells}" / "won-at")
+            c = None if proof is None else replace(c, positions=proof + c.positions)
         if c is not None:
             return c
+    return None
+
+
+def _won_at_positions(path: Path) -> int | None:
+    """The positions of the proof that won without a line, from its ``won-at`` file
+    (crates/fcanalyze-core/src/layered/search.rs, ``WonAt``); None unless it is whole."""
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not lines or lines[0] != WON_AT_FORMAT:
+        return None
+    for line in lines[1:]:
+        w = line.split(" ")
+        if w[0] == "positions" and len(w) == 2 and w[1].isdigit():
+            return int(w[1])
     return None
 
 
@@ -153,10 +178,12 @@ def search_line(r: Running, max_cells: int | None) -> str:
     what = _name(r)
     c = read_checkpoint(r.scratch) if r.scratch is not None else None
     if c is not None:
-        search = "search for the line of its win" if c.line else "layered proof"
+        search, count = (
+            ("search for the line of its win", " (the proof's too)") if c.line else ("layered proof", "")
+        )
         return (
             f"{what}, {_cells(c.cells)}: {search} at layer {c.layer} (of 0-104), "
-            f"{c.positions:,} positions at its last checkpoint; searching for {duration(r.seconds)}"
+            f"{c.positions:,} positions{count} at its last checkpoint; searching for {duration(r.seconds)}"
         )
     cells = f", up to {_cells(max_cells)}" if max_cells is not None else ""
     return f"{what}{cells}: searching for {duration(r.seconds)}"
