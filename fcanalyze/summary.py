@@ -3,6 +3,7 @@ with the published figures of SPEC §6 for the range analysed."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fcanalyze import published, records, runfile, shards
+from fcanalyze import journal, published, records, runfile, shards
 from fcanalyze.checker import MAX_CELLS
 from fcanalyze.deals import parse_range
 
@@ -78,10 +79,50 @@ def summarize(out: Path) -> dict[str, Any]:
         deals = shards.read_table(out, "deals")
         stats.update(_deal_figures(deals))
         stats["published"] = _published_analyze(spans, stats, run, deals)
+        open_deals = deals.filter(pc.is_null(deals["min_cells"]))["deal"].to_pylist()
     else:
         stats.update(_outcome_figures(searches))
         stats["published"] = _published_unsolvable(spans, stats) + _published_moves(stats)
+        open_deals = None
+    stats["pass"] = _pass_figures(out, run, open_deals)
     return stats
+
+
+def _pass_figures(out: Path, run: dict[str, Any], open_deals: list[int] | None) -> dict[str, int] | None:
+    """Where an unfinished pass over the deals left open stands (``--redo-undecided``; the run file numbers
+    it, ``redo_pass``, and each shard it writes): its shards done (written by it, or with no deal left
+    open before it), in progress (a journal, the shard out of the run file) and still to search. None
+    outside such a pass. `open_deals`: the deals of an ``analyze`` run without an exact minimum of cells,
+    sorted (a ``verify-unsolvable`` run's shards say how many they left undecided)."""
+    n = run.get("redo_pass")
+    if not n or run.get("complete"):
+        return None
+
+    def left_open(block: str, entry: dict[str, Any]) -> bool:
+        if open_deals is None:
+            return entry["counts"].get("undecided", 0) > 0
+        first, last = (int(x) for x in block.split("-"))
+        i = bisect_left(open_deals, first)
+        return i < len(open_deals) and open_deals[i] <= last
+
+    in_progress = {p.stem for p in (out / journal.DIR).glob("*.jsonl")} - set(run["shards"])
+    to_go = sum(1 for b, e in run["shards"].items() if e.get("pass") != n and left_open(b, e))
+    total = len(run["shards"]) + len(in_progress)
+    return {
+        "number": n + 1,
+        "shards": total,
+        "done": total - to_go - len(in_progress),
+        "in_progress": len(in_progress),
+        "to_go": to_go,
+    }
+
+
+def pass_text(p: dict[str, int]) -> str:
+    """The state of a pass over the deals left open (`_pass_figures`) in words."""
+    return (
+        f"pass {p['number']} over the deals left open: {p['done']:,} of {p['shards']:,} shards done, "
+        f"{p['in_progress']:,} in progress, {p['to_go']:,} to go"
+    )
 
 
 def _count(column: pa.ChunkedArray, value: Any) -> int:
@@ -327,6 +368,8 @@ def _render_run(stats: dict[str, Any]) -> list[str]:
         f"- deals done: {stats['deals_done']:,} of {stats['deals']:,}"
         + ("" if stats["complete"] else " (run not complete)")
     )
+    if stats["pass"]:
+        lines.append(f"- {pass_text(stats['pass'])}")
     lines.append(
         f"- search time (each search's elapsed time, summed): {stats['cpu_s']:,.1f} s; per deal (ms): "
         + ", ".join(f"{k} {_fmt(v)}" for k, v in stats["ms_per_deal"].items())

@@ -371,6 +371,35 @@ def test_redo_undecided_computes_those_shards_again(tmp_path):
     assert not (out / journal.DIR).exists()
 
 
+def test_the_summary_says_where_a_pass_over_the_deals_left_open_stands(tmp_path):
+    """A pass of --redo-undecided stopped part-way leaves shards it wrote (numbered by it in the run
+    file), one in progress (its journal, out of the run file) and shards still holding open deals of
+    the pass before: the summary and the report count each, the shards with nothing left open as done."""
+    out = tmp_path / "run"
+    args = ["--max-positions", "3000", "--shard-size", "4", "--workers", "1"]
+    assert run_cli("analyze", "1-24", "--out", str(out), *args).returncode == 0
+    assert "pass " not in run_cli("summary", str(out)).stdout  # a first pass, complete
+    run = json.loads((out / "run.json").read_text())
+    open_ = set(pd.read_parquet(out / "deals").query("min_cells.isna()")["deal"])
+    blocks = sorted(run["shards"])
+    left = [b for b in blocks if any(int(b[:10]) <= d <= int(b[11:]) for d in open_)]
+    assert 3 <= len(left) < len(blocks), (open_, blocks)
+    # The state of the run stopped in its second pass: one open shard written by it, one in progress.
+    run["redo_pass"], run["complete"] = 1, False
+    run["shards"][left[0]]["pass"] = 1
+    del run["shards"][left[1]]
+    journal.path(out, left[1]).parent.mkdir(exist_ok=True)
+    journal.path(out, left[1]).write_text("")
+    runfile.write(out, run)
+    done = len(blocks) - len(left) + 1
+    said = f"pass 2 over the deals left open: {done} of 6 shards done, 1 in progress, {len(left) - 2} to go"
+    r = run_cli("summary", str(out))
+    assert r.returncode == 0 and f"- {said}\n" in r.stdout, r.stdout
+    r = run_cli("report", str(out), "-o", str(tmp_path / "report.html"))
+    assert r.returncode == 0, r.stderr
+    assert said in (tmp_path / "report.html").read_text()
+
+
 @pytest.mark.slow
 def test_redo_undecided_with_a_larger_budget_gives_the_rows_of_that_budget(tmp_path, reference):
     out, small = tmp_path / "raise", ["--shard-size", "8", "--workers", "1", "--max-positions", "3000"]

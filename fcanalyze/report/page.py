@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from fcanalyze.report.charts import Chart, duration, time_share
 from fcanalyze.report.data import RunData
-from fcanalyze.summary import verdict
+from fcanalyze.summary import pass_text, verdict
 
 #: Rows of the table of the heaviest deals.
 HEAVIEST = 20
@@ -97,6 +97,8 @@ def _header(data: RunData) -> str:
     s = data.stats
     job = "analyze" if data.is_analyze else "verify-unsolvable"
     state = "complete" if s["complete"] else "not complete"
+    if s["pass"]:
+        state += f"; {pass_text(s['pass'])}"
     lead = (
         f"<code>fcanalyze {job}</code> of deals {escape(data.run['range'])}, read from "
         f"<code>{escape(str(data.out))}</code>: {s['deals_done']:,} of {s['deals']:,} deals done ({state}); "
