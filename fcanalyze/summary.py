@@ -79,7 +79,13 @@ def summarize(out: Path) -> dict[str, Any]:
         deals = shards.read_table(out, "deals")
         stats.update(_deal_figures(deals))
         stats["published"] = _published_analyze(spans, stats, run, deals)
-        open_deals = deals.filter(pc.is_null(deals["min_cells"]))["deal"].to_pylist()
+        # Left open, as a pass over the deals left open takes them (`fcanalyze.jobs.analyze.left_open`):
+        # the class undecided, or any search.
+        undecided = pc.equal(searches["outcome"], "undecided")
+        open_deals = sorted(
+            set(deals.filter(pc.equal(deals["difficulty"], "undecided"))["deal"].to_pylist())
+            | set(searches.filter(undecided)["deal"].to_pylist())
+        )
     else:
         stats.update(_outcome_figures(searches))
         stats["published"] = _published_unsolvable(spans, stats) + _published_moves(stats)
@@ -92,8 +98,8 @@ def _pass_figures(out: Path, run: dict[str, Any], open_deals: list[int] | None) 
     """Where an unfinished pass over the deals left open stands (``--redo-undecided``; the run file numbers
     it, ``redo_pass``, and each shard it writes): its shards done (written by it, or with no deal left
     open before it), in progress (a journal, the shard out of the run file) and still to search. None
-    outside such a pass. `open_deals`: the deals of an ``analyze`` run without an exact minimum of cells,
-    sorted (a ``verify-unsolvable`` run's shards say how many they left undecided)."""
+    outside such a pass. `open_deals`: the deals an ``analyze`` run left open, sorted (a
+    ``verify-unsolvable`` run's shards say how many they left undecided)."""
     n = run.get("redo_pass")
     if not n or run.get("complete"):
         return None
