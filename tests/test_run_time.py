@@ -1,0 +1,57 @@
+"""The wall time of a run made in many invocations, pass by pass (`pipelines/run_time.py`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "pipelines" / "run_time.py"
+
+spec = importlib.util.spec_from_file_location("run_time", SCRIPT)
+assert spec is not None and spec.loader is not None
+run_time = importlib.util.module_from_spec(spec)
+sys.modules["run_time"] = run_time  # its dataclass looks its module up
+spec.loader.exec_module(run_time)
+
+PROVENANCE = """# How results/x was made
+
+## Invocations
+
+- started 2026-12-02 14:08 UTC, commit 4c6fce0: ended 2026-12-02 15:40 UTC, wall time 5,565 s (92.7 min), x
+- started 2026-12-03 01:49 UTC, commit 9c6be89: ended 2026-12-03 02:25 UTC, wall time 2,144 s (35.7 min), x
+- started 2026-12-03 02:25 UTC, commit 2474076: did not finish (stopped or killed, or still running)
+- started 2026-12-04 00:34 UTC, commit 4778a87: ended 2026-12-04 00:38 UTC, wall time about 245 s (4 min)
+- started 2026-12-04 00:56 UTC, commit 2f48f18: ended with the session, wall time about 1,500 s
+"""
+
+
+def test_invocations_count_in_the_pass_they_started_in() -> None:
+    """A raise of budgets at 01:49:49 starts the second pass with the invocation of 01:49 (the run file
+    is written after the start); lines written by hand ("about") count; one that did not finish counts
+    apart."""
+    passes = run_time.tally(PROVENANCE, ["2026-12-03T01:49:49+00:00", "2026-12-04T00:34:08+00:00"])
+    assert [(p.number, p.invocations, p.wall_s, p.unfinished) for p in passes] == [
+        (1, 1, 5565.0, []),
+        (2, 2, 2144.0, ["2026-12-03 02:25"]),
+        (3, 2, 1745.0, []),
+    ]
+    table = run_time.render(passes)
+    assert "| 2 | 2 | 2,144 s (0.6 h) | 2026-12-03 02:25 |" in table
+    assert "| all | 5 | 9,454 s (2.6 h) | |" in table
+
+
+def test_the_committed_run_and_bad_input(tmp_path) -> None:
+    out = ROOT / "results" / "1m-classes"
+    r = subprocess.run([sys.executable, str(SCRIPT), str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    raised = len(json.loads((out / "run.json").read_text()).get("budgets_raised", []))
+    rows = [line for line in r.stdout.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) == raised + 1  # a row a pass
+    # The first pass is the one docs/classes-1m.md gives: six invocations, 34,101 s.
+    assert rows[0].startswith("| 1 | 6 | 34,101 s (9.5 h) |")
+    r = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
