@@ -118,13 +118,14 @@ def main() -> int:
     except KeyboardInterrupt:  # fcanalyze has it too: it stops its workers and exits
         returncode = proc.wait()
     wall = time.monotonic() - started
-    # the largest process, workers included
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    # the largest process, workers included; the CPU time of them all
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_mb, cpu = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
     finished = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     if (out / "run.json").exists():
         record(
-            f"ended {finished}, wall time {wall:,.0f} s ({wall / 60:.1f} min), peak memory of the largest "
-            f"process (a worker) {peak_mb:,.0f} MB, exit code {returncode}"
+            f"ended {finished}, wall time {wall:,.0f} s ({wall / 60:.1f} min), CPU time {cpu:,.0f} s, peak "
+            f"memory of the largest process (a worker) {peak_mb:,.0f} MB, exit code {returncode}"
         )
     if job == "verify" and returncode == 1:
         print("verify-unsolvable reported a disagreement or undecided deals (see above)", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""The wall time of a run made in many invocations, pass by pass, from its PROVENANCE.md and run.json.
+"""The wall and CPU time of a run made in many invocations, pass by pass, from its PROVENANCE.md and
+run.json.
 
     python pipelines/run_time.py results/1m-classes
 
@@ -7,7 +8,9 @@ time N s ...``; lines written by hand say ``wall time about N s``) counts in the
 first pass until the run file's first raise of budgets (``budgets_raised``, one per later pass), each
 later pass from its raise. An invocation whose line says it did not finish (stopped with its session or
 still running) has no wall time: it is counted apart. Pauses within invocations are in the wall times
-(docs/classes-1m.md lists them). Bad input: one line on stderr and exit 2.
+(docs/classes-1m.md lists them). The CPU time (the run's processes, workers included) is in the lines
+regenerate.py has written since it records it: it is summed over those, and their number said.
+Bad input: one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -22,18 +25,22 @@ from pathlib import Path
 
 #: An invocation's line: its start, then what its end says.
 LINE = re.compile(r"^- started (\d{4}-\d\d-\d\d \d\d:\d\d) UTC, commit \w+: (.*)$")
-#: Its wall time, as regenerate.py writes it or as a line written by hand does ("about").
+#: Its wall time, as regenerate.py writes it or as a line written by hand does ("about"); its CPU time.
 WALL = re.compile(r"wall time (?:about )?([\d,]+) s")
+CPU = re.compile(r"CPU time ([\d,]+) s")
 
 
 @dataclass
 class Pass:
-    """The invocations of one pass: how many, their wall times summed, and those without one."""
+    """The invocations of one pass: how many, their wall times summed, those without one, and the CPU
+    time of those that record it."""
 
     number: int
     invocations: int = 0
     wall_s: float = 0.0
     unfinished: list[str] = field(default_factory=list)
+    cpu_s: float = 0.0
+    with_cpu: int = 0
 
 
 def tally(provenance: str, raises: list[str]) -> list[Pass]:
@@ -53,22 +60,31 @@ def tally(provenance: str, raises: list[str]) -> list[Pass]:
             p.unfinished.append(m.group(1))
         else:
             p.wall_s += float(wall.group(1).replace(",", ""))
+        cpu = CPU.search(m.group(2))
+        if cpu is not None:
+            p.cpu_s += float(cpu.group(1).replace(",", ""))
+            p.with_cpu += 1
     return passes
 
 
 def render(passes: list[Pass]) -> str:
     rows = [
-        "| pass | invocations | wall time | without a wall time (started, UTC) |",
-        "| ---: | ---: | ---: | --- |",
+        "| pass | invocations | wall time | without a wall time (started, UTC) | CPU time (lines with it) |",
+        "| ---: | ---: | ---: | --- | ---: |",
     ]
+
+    def cpu(s: float, n: int) -> str:
+        return f"{s:,.0f} s ({n})" if n else "-"
+
     for p in passes:
         rows.append(
             f"| {p.number} | {p.invocations} | {p.wall_s:,.0f} s ({p.wall_s / 3600:.1f} h) | "
-            f"{', '.join(p.unfinished) or '-'} |"
+            f"{', '.join(p.unfinished) or '-'} | {cpu(p.cpu_s, p.with_cpu)} |"
         )
     total = sum(p.wall_s for p in passes)
     n = sum(p.invocations for p in passes)
-    rows.append(f"| all | {n} | {total:,.0f} s ({total / 3600:.1f} h) | |")
+    all_cpu = cpu(sum(p.cpu_s for p in passes), sum(p.with_cpu for p in passes))
+    rows.append(f"| all | {n} | {total:,.0f} s ({total / 3600:.1f} h) | | {all_cpu} |")
     return "\n".join(rows) + "\n"
 
 

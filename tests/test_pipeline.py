@@ -7,6 +7,7 @@ import datetime as dt
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -745,6 +746,8 @@ def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
     assert len(lines) == 2, lines
     assert "did not finish" in lines[0]
     assert "ended" in lines[1] and lines[1].endswith("exit code 0")
+    cpu = re.search(r", CPU time ([\d,]+) s, ", lines[1])  # the run's processes, workers included
+    assert cpu and int(cpu.group(1).replace(",", "")) >= 0, lines[1]
     assert "fcanalyze analyze 1-12,140 --out" in prov.read_text()
     assert (out / "manifest.json").exists() and (out / "summary.md").exists()
 

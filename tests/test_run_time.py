@@ -25,6 +25,7 @@ PROVENANCE = """# How results/x was made
 - started 2026-12-03 01:49 UTC, commit 9c6be89: ended 2026-12-03 02:25 UTC, wall time 2,144 s (35.7 min), x
 - started 2026-12-03 02:25 UTC, commit 2474076: did not finish (stopped or killed, or still running)
 - started 2026-12-04 00:34 UTC, commit 4778a87: ended 2026-12-04 00:38 UTC, wall time about 245 s (4 min)
+- started 2026-12-04 00:40 UTC, commit 1c66750: ended 00:50 UTC, wall time 600 s, CPU time 1,150 s, x
 - started 2026-12-04 00:56 UTC, commit 2f48f18: ended with the session, wall time about 1,500 s
 """
 
@@ -32,16 +33,17 @@ PROVENANCE = """# How results/x was made
 def test_invocations_count_in_the_pass_they_started_in() -> None:
     """A raise of budgets at 01:49:49 starts the second pass with the invocation of 01:49 (the run file
     is written after the start); lines written by hand ("about") count; one that did not finish counts
-    apart."""
+    apart; the CPU time is summed over the lines that record it."""
     passes = run_time.tally(PROVENANCE, ["2026-12-03T01:49:49+00:00", "2026-12-04T00:34:08+00:00"])
-    assert [(p.number, p.invocations, p.wall_s, p.unfinished) for p in passes] == [
-        (1, 1, 5565.0, []),
-        (2, 2, 2144.0, ["2026-12-03 02:25"]),
-        (3, 2, 1745.0, []),
+    assert [(p.number, p.invocations, p.wall_s, p.unfinished, p.cpu_s) for p in passes] == [
+        (1, 1, 5565.0, [], 0.0),
+        (2, 2, 2144.0, ["2026-12-03 02:25"], 0.0),
+        (3, 3, 2345.0, [], 1150.0),
     ]
     table = run_time.render(passes)
-    assert "| 2 | 2 | 2,144 s (0.6 h) | 2026-12-03 02:25 |" in table
-    assert "| all | 5 | 9,454 s (2.6 h) | |" in table
+    assert "| 2 | 2 | 2,144 s (0.6 h) | 2026-12-03 02:25 | - |" in table
+    assert "| 3 | 3 | 2,345 s (0.7 h) | - | 1,150 s (1) |" in table
+    assert "| all | 6 | 10,054 s (2.8 h) | | 1,150 s (1) |" in table
 
 
 def test_the_committed_run_and_bad_input(tmp_path) -> None:
