@@ -103,6 +103,7 @@ def main() -> int:
 
     version = run([*FCANALYZE, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     started = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)  # the version check above
     print("+", shlex.join(cmd), flush=True)
     proc = subprocess.Popen(cmd)
     # SIGTERM (a stop by `kill`, or by a scheduler) goes to the run too, and ends this invocation's line
@@ -118,9 +119,10 @@ def main() -> int:
     except KeyboardInterrupt:  # fcanalyze has it too: it stops its workers and exits
         returncode = proc.wait()
     wall = time.monotonic() - started
-    # the largest process, workers included; the CPU time of them all
+    # the largest process, workers included; the CPU time of them all (the run's alone)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak_mb, cpu = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    peak_mb = usage.ru_maxrss / 1024
+    cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
     finished = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     if (out / "run.json").exists():
         record(
