@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -25,6 +26,17 @@ FC_SOLVE = shutil.which("fc-solve")
 needs_fcs = pytest.mark.skipif(
     FC_SOLVE is None, reason="Freecell Solver (freecell-solver-bin) is not installed"
 )
+
+
+def load_file(name: str, path: Path):
+    """The Python file at `path` loaded as module `name` (a pipeline script, which is no package's), and
+    registered under that name (a dataclass looks its module up there)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def fcanalyze_command() -> list[str]:

@@ -3,29 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import random
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import load_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 try:  # the package may be missing its __init__ or its compiled core: then load the file itself
     from fcanalyze import checker as ck
 except ImportError:
-    _spec = importlib.util.spec_from_file_location(
-        "fcanalyze_checker", Path(__file__).parents[1] / "fcanalyze" / "checker.py"
-    )
-    assert _spec is not None and _spec.loader is not None
-    ck = importlib.util.module_from_spec(_spec)
-    sys.modules[_spec.name] = ck
-    _spec.loader.exec_module(ck)
+    ck = load_file("fcanalyze_checker", Path(__file__).parents[1] / "fcanalyze" / "checker.py")
 
 RANKS = "A23456789TJQK"
 

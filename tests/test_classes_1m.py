@@ -4,23 +4,20 @@ pass it does nothing; a directory of another plan gets one line and exit 2."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_file
 
 from fcanalyze import runfile
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "pipelines" / "classes_1m.py"
 
-spec = importlib.util.spec_from_file_location("classes_1m", SCRIPT)
-assert spec is not None and spec.loader is not None
-plan = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(plan)
+plan = load_file("classes_1m", SCRIPT)
 
 
 def run_file(i: int, complete: bool) -> dict:

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import load_file
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "pipelines" / "run_time.py"
 
-spec = importlib.util.spec_from_file_location("run_time", SCRIPT)
-assert spec is not None and spec.loader is not None
-run_time = importlib.util.module_from_spec(spec)
-sys.modules["run_time"] = run_time  # its dataclass looks its module up
-spec.loader.exec_module(run_time)
+run_time = load_file("run_time", SCRIPT)
 
 PROVENANCE = """# How results/x was made
 
