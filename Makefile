@@ -83,6 +83,7 @@ test: test-rust test-python ## the full gate (.ci/run): every Rust and Python te
 # that moving a test to another module keeps it skipped.
 SLOW_RUST_TESTS := \
 	groups_searched_by_levels_count_the_same \
+	a_position_budget_stops_the_merge_that_reaches_it \
 	a_layer_beam_wins_and_its_line_replays \
 	seeds_are_written_lean_once_the_lines_are_forgotten \
 	table_scans_take_every_waiting_position_once \

@@ -250,6 +250,11 @@ impl<'a> Cx<'a> {
         self.before + self.layer_done.load(Ordering::Relaxed) + live
     }
 
+    /// The search's positions as every thread last told them, this one's included.
+    pub(super) fn positions_now(&self) -> u64 {
+        self.before + self.layer_done.load(Ordering::Relaxed) + self.live.load(Ordering::Relaxed)
+    }
+
     /// The periodic check of a group's search, this thread's positions in it not yet counted `own`
     /// ([`Cx::tell`]), the search's positions holding `set_bytes` and its stack (or other working
     /// lists) `held_bytes`: the counts and peaks brought up to date, then the budgets in order:

@@ -41,12 +41,13 @@ pub(super) type Sample = (u128, u64);
 const SAMPLES: usize = 64;
 
 /// A merge into the next level, or the seeds read into a first level, ask whether to stop every this
-/// many codes read (some milliseconds).
-pub(super) const OUT_EVERY: u64 = 1 << 20;
+/// many codes read (some milliseconds; in tests, so that small searches ask too).
+pub(super) const OUT_EVERY: u64 = if cfg!(test) { 1 << 12 } else { 1 << 20 };
 
-/// What a long step of a group asks every [`OUT_EVERY`] codes: the budget it has run out of, if any
-/// (time, a stop asked from outside, or the free disk), and then it stops.
-pub(super) type Out<'a> = dyn Fn() -> Option<Budget> + Sync + 'a;
+/// What a long step of a group asks every [`OUT_EVERY`] codes, telling the new codes it wrote to the
+/// next level since it last asked (a merge's; the seeds' reading writes none): the budget it has run
+/// out of, if any (positions, time, a stop asked from outside, or the free disk), and then it stops.
+pub(super) type Out<'a> = dyn Fn(u64) -> Option<Budget> + Sync + 'a;
 
 /// What such a step gives: its result, or the budget it stopped for (its files removed).
 pub(super) type Stopped<T> = std::result::Result<T, Budget>;
@@ -272,14 +273,15 @@ impl Levels {
         let mut old_next = [old[0].next_code()?, old[1].next_code()?];
         let mut w = self.create()?;
         let mut last: Option<u128> = None;
-        let mut read = 0u64;
+        let (mut read, mut told) = (0u64, 0usize);
         while let Some(mut top) = heap.peek_mut() {
             let std::cmp::Reverse((code, i)) = *top;
             if hi.is_some_and(|hi| code >= hi) {
                 break;
             }
             read += 1;
-            if let Some(b) = (read % OUT_EVERY == 0).then(out).flatten() {
+            let ask = || out((w.len() - std::mem::replace(&mut told, w.len())) as u64);
+            if let Some(b) = (read % OUT_EVERY == 0).then(ask).flatten() {
                 let path = w.path().to_path_buf();
                 drop(w);
                 let _ = std::fs::remove_file(&path);
@@ -409,16 +411,41 @@ mod tests {
         let files = || std::fs::read_dir(&dir).unwrap().count();
         let before = files();
         let stopped = levels
-            .merge_range((&runs, &[]), &prev, &none, (None, None), &|| {
+            .merge_range((&runs, &[]), &prev, &none, (None, None), &|_| {
                 Some(Budget::Disk)
             })
             .unwrap();
         assert_eq!(stopped.err(), Some(Budget::Disk));
         assert_eq!(files(), before, "a stopped merge left its file");
+        // Each ask tells the codes written since the one before: a budget of positions stops the
+        // merge within an ask of its count.
+        let told = std::sync::atomic::AtomicU64::new(0);
+        let budget = OUT_EVERY;
+        let stopped = levels
+            .merge_range((&runs, &[]), &prev, &none, (None, None), &|new| {
+                let all = told.fetch_add(new, Ordering::Relaxed) + new;
+                (all >= budget).then_some(Budget::Positions)
+            })
+            .unwrap();
+        assert_eq!(stopped.err(), Some(Budget::Positions));
+        let all = told.load(Ordering::Relaxed);
+        // Two of every five codes read are written (each code is in two runs, a fifth are old).
+        assert!(all >= budget && all < budget + OUT_EVERY / 2, "{all}");
+        assert_eq!(files(), before, "a stopped merge left its file");
+        told.store(0, Ordering::Relaxed);
         let part = levels
-            .merge_range((&runs, &[]), &prev, &none, (None, None), &|| None)
+            .merge_range((&runs, &[]), &prev, &none, (None, None), &|new| {
+                told.fetch_add(new, Ordering::Relaxed);
+                None
+            })
             .unwrap()
             .unwrap();
+        // Told at every ask, the last within the merge's last [`OUT_EVERY`] codes read.
+        let all = told.load(Ordering::Relaxed) as usize;
+        assert!(
+            all <= part.len && all + OUT_EVERY as usize >= part.len,
+            "{all}"
+        );
         let mut read = Level::of([part]).read_from(None).unwrap();
         let mut got = Vec::new();
         while let Some(c) = read.next_code().unwrap() {

@@ -3,7 +3,7 @@
 //! the layer that find no group left to claim ([`Idle`]) join it at its next level: each expands a
 //! share of the level, then each merges a range of codes into a part of the next.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
 use crate::key::Key;
@@ -81,20 +81,21 @@ pub(super) fn search_by_levels(
             for c in chunk.iter_mut() {
                 *c = tag(*c, NO);
             }
-            let out = out_of(cx, &levels);
+            let found = Found::from(cx, 1.0);
+            let out = out_of(cx, &levels, &found);
             let mut next =
                 || -> Result<Option<u128>> { Ok(more()?.map(|seed| tag(frame.encode(&seed), NO))) };
             let seeds = seed_runs(&levels, &mut chunk, &mut next, max_chunk, &out)?;
             let (runs, samples) = match seeds {
                 Ok(seeds) => seeds,
-                Err(b) => return Ok(GroupEnd::Out(b)),
+                Err(b) => return Ok(GroupEnd::Out(found.ended(cx, b))),
             };
             let first = first_level(cx, &levels, (&runs, samples), &chunk, &out);
             levels.remove(runs);
             chunk.clear();
             let cur = match first? {
                 Ok(cur) => cur,
-                Err(b) => return Ok(GroupEnd::Out(b)),
+                Err(b) => return Ok(GroupEnd::Out(found.ended(cx, b))),
             };
             match cx.trades {
                 true => with_trades(cx, frame, &levels, cur, max_chunk)?,
@@ -431,15 +432,24 @@ fn level(
         .collect();
     let chunks: Vec<&[u128]> = shares.iter().map(|s| s.chunk.as_slice()).collect();
     let inputs = (runs.as_slice(), chunks.as_slice());
-    let next = merge_by_ranges(levels, inputs, (cur, prev), samples, n, &out_of(cx, levels));
+    let positions = shares.iter().map(|s| s.positions).sum();
+    let found = Found::from(cx, positions as f64 / len.max(1) as f64);
+    let next = merge_by_ranges(
+        levels,
+        inputs,
+        (cur, prev),
+        samples,
+        n,
+        &out_of(cx, levels, &found),
+    );
     levels.remove(runs);
     *chunk = std::mem::take(&mut shares[0].chunk);
     chunk.clear();
     let next = match next? {
         Ok(next) => next,
-        Err(b) => return Ok(Err(GroupEnd::Out(b))),
+        Err(b) => return Ok(Err(GroupEnd::Out(found.ended(cx, b)))),
     };
-    Ok(Ok((next, shares.iter().map(|s| s.positions).sum())))
+    Ok(Ok((next, positions)))
 }
 
 /// The first level of a group as sorted runs: the codes of `chunk` (the seeds taken so far) and those
@@ -460,7 +470,7 @@ fn seed_runs(
     let mut samples = Vec::new();
     let mut read = 0u64;
     while let Some(code) = next()? {
-        let mut stop = (read % OUT_EVERY == 0).then(out).flatten();
+        let mut stop = (read % OUT_EVERY == 0).then(|| out(0)).flatten();
         if stop.is_none() {
             read += 1;
             push_code(chunk, code, max_chunk);
@@ -550,16 +560,64 @@ fn merge_by_ranges(
     Ok(Ok(Level::of(parts)))
 }
 
+/// The positions of a search by levels as its merge into the next level goes ([`out_of`]): every
+/// thread's when the merge began, and the new codes the merge has written since, each standing for
+/// `per_code` positions (by orbits, a code stands for its orbit, of a size known only once it is
+/// expanded: the mean of the level just expanded; 1 otherwise).
+struct Found {
+    base: u64,
+    per_code: f64,
+    merged: AtomicU64,
+}
+
+impl Found {
+    /// From the positions of `cx`'s search now (its own in the group as last told, with the level
+    /// just expanded), each code of the next level standing for `per_code` positions.
+    fn from(cx: &Cx, per_code: f64) -> Found {
+        Found {
+            base: cx.positions_now(),
+            per_code: per_code.max(1.0),
+            merged: AtomicU64::new(0),
+        }
+    }
+
+    /// The positions so far as the budget weighs them, `new` more codes written.
+    fn add(&self, new: u64) -> u64 {
+        let merged = self.merged.fetch_add(new, Ordering::Relaxed) + new;
+        self.base + (merged as f64 * self.per_code) as u64
+    }
+
+    /// A budget `b` the merge ran out of: when it is the positions', `cx`'s count is brought to the
+    /// positions found, a code each (by orbits, fewer than the budget weighed: an orbit not expanded
+    /// is not counted whole).
+    fn ended(&self, cx: &mut Cx, b: Budget) -> Budget {
+        if b == Budget::Positions {
+            let found = self.base + self.merged.load(Ordering::Relaxed);
+            cx.res.positions = cx.res.positions.max(found);
+        }
+        b
+    }
+}
+
 /// What the seeds' reading and the merges of a group's levels (which may run on other threads) ask as
-/// they go ([`Out`]): whether `cx`'s search is out of time or asked to stop from outside
-/// ([`crate::interrupt`]), then whether the disk of `levels` has less free than the search must leave.
-/// The disk is asked as the files grow, not from the size of a merge's inputs: a merge writes at most
-/// the codes it reads, most often far fewer (the copies of a code once, less the levels before), and a
-/// compressing file system stores them in less.
-fn out_of<'a>(cx: &Cx, levels: &'a Levels) -> impl Fn() -> Option<Budget> + Sync + 'a {
+/// they go ([`Out`]): whether the positions `found` so far reach `cx`'s budget (the new codes of a
+/// merge are positions found: a level of a giant group holds billions of them, and a budget checked
+/// only as levels are expanded let deal 569017 with 1 cell end 1.2 billion positions past its 5
+/// billion, the disk of that level written first), whether the search is out of time or asked to stop
+/// from outside ([`crate::interrupt`]), then whether the disk of `levels` has less free than the
+/// search must leave. The disk is asked as the files grow, not from the size of a merge's inputs: a
+/// merge writes at most the codes it reads, most often far fewer (the copies of a code once, less the
+/// levels before), and a compressing file system stores them in less.
+fn out_of<'a>(
+    cx: &Cx,
+    levels: &'a Levels,
+    found: &'a Found,
+) -> impl Fn(u64) -> Option<Budget> + Sync + 'a {
     let (limits, start) = (cx.limits, cx.start);
-    move || {
-        if limits.out_of_time(start) {
+    move |new| {
+        if found.add(new) >= limits.max_positions {
+            Some(Budget::Positions)
+        } else if limits.out_of_time(start) {
             Some(Budget::Time)
         } else if levels.disk_low(0) {
             Some(Budget::Disk)
@@ -923,13 +981,13 @@ mod tests {
         let n = OUT_EVERY + 10;
         let asked = AtomicU64::new(0);
         for stop_at in [1u64, 2, 3] {
-            // Codes counting down, each twice, in chunks of 1000: many runs before the stop.
+            // Codes counting down, each twice, in chunks of 4: many runs before the stop.
             let mut codes = (0..n).map(|i| ((n / 2 - i / 2) as u128) << 8);
             let mut next = || -> Result<Option<u128>> { Ok(codes.next()) };
             asked.store(0, Relaxed);
-            let out = || (asked.fetch_add(1, Relaxed) + 1 == stop_at).then_some(Budget::Time);
+            let out = |_| (asked.fetch_add(1, Relaxed) + 1 == stop_at).then_some(Budget::Time);
             let mut chunk = vec![7 << 8];
-            let got = seed_runs(&levels, &mut chunk, &mut next, 1000, &out).unwrap();
+            let got = seed_runs(&levels, &mut chunk, &mut next, 4, &out).unwrap();
             match stop_at {
                 3 => {
                     // Asked twice (codes 0 and OUT_EVERY), neither a stop: every code once.

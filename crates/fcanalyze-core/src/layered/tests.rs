@@ -1256,3 +1256,37 @@ fn a_position_budget_counts_every_threads_positions() {
         assert!(expanded < budget * 13 / 10, "{expanded} expanded");
     }
 }
+
+/// A position budget stops a search by levels in the merge that reaches it, not at the expansion of
+/// the level merged: without orbits, past the budget by at most what the merge writes between two
+/// asks ([`super::level::OUT_EVERY`] codes; before, deal 26063 with 1 cell ended 33,000 and 96,000
+/// positions past budgets of 3 and 8 million), and by orbits (each new code weighed at the level's mean
+/// orbit, counted as one) not far from it either way.
+#[test]
+fn a_position_budget_stops_the_merge_that_reaches_it() {
+    let deal = Layout::deal(26063).unwrap();
+    for trades in [false, true] {
+        for budget in [3_000_000u64, 8_000_000] {
+            let limits = Limits {
+                max_positions: budget,
+                max_millis: None,
+            };
+            let b = Bounds {
+                max_set_len: 1 << 12,
+                trades,
+                ..kept(u64::MAX)
+            };
+            let r = search(&deal, 1, limits, None, 1 << 16, b, None).unwrap();
+            assert_eq!(r.outcome, LayeredOutcome::Undecided(Budget::Positions));
+            let within = match trades {
+                false => budget..budget + super::level::OUT_EVERY,
+                true => budget - budget / 100..budget + budget / 100,
+            };
+            assert!(
+                within.contains(&r.positions),
+                "{trades} {budget}: {}",
+                r.positions
+            );
+        }
+    }
+}
