@@ -247,12 +247,18 @@ impl<'a> Cx<'a> {
             self.live.fetch_sub(self.told - own, Ordering::Relaxed) - (self.told - own)
         };
         self.told = own;
-        self.before + self.layer_done.load(Ordering::Relaxed) + live
+        self.with_live(live)
     }
 
     /// The search's positions as every thread last told them, this one's included.
     pub(super) fn positions_now(&self) -> u64 {
-        self.before + self.layer_done.load(Ordering::Relaxed) + self.live.load(Ordering::Relaxed)
+        self.with_live(self.live.load(Ordering::Relaxed))
+    }
+
+    /// The search's positions with `live` those of the groups in progress: the groups finished before
+    /// this layer and in it, and those.
+    fn with_live(&self, live: u64) -> u64 {
+        self.before + self.layer_done.load(Ordering::Relaxed) + live
     }
 
     /// The periodic check of a group's search, this thread's positions in it not yet counted `own`
