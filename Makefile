@@ -85,6 +85,7 @@ SLOW_RUST_TESTS := \
 	groups_searched_by_levels_count_the_same \
 	a_position_budget_stops_the_merge_that_reaches_it \
 	a_layer_beam_wins_and_its_line_replays \
+	the_widest_beam_wins_what_the_narrower_one_misses \
 	seeds_are_written_lean_once_the_lines_are_forgotten \
 	table_scans_take_every_waiting_position_once \
 	a_search_killed_within_a_layer_goes_on_from_its_last_level \

@@ -44,9 +44,14 @@ use crate::store::BYTES_PER_POSITION;
 /// about matched by the lines past 5 million that wait for it (BENCHMARKS.md, "one thread taking
 /// turns").
 pub const LEAN_POSITIONS: u64 = 100_000_000;
-/// The beams [`prove_bounded`] tries when the prover stops: width and most positions (a
-/// beam of 1,000,000 did not win deal 17760 with 2 cells within 150 million positions either, in 600 s).
-const GIANT_BEAMS: &[(usize, u64)] = &[(100_000, 20_000_000)];
+/// The beams [`prove_bounded`] tries when the prover stops, in order: width and most positions. The
+/// beam of 1,000,000 wins 8 of the 16 cell counts pass 4 of 1-1,000,000 left undecided at 5 billion
+/// positions, all of which the beam of 100,000 had missed: 204545, 266829, 353380, 425171 and 543724
+/// with 1 cell, 433246, 649257 and 654786 with 2, within 10.9 to 29.0 million positions (20-53 s of
+/// one core); the 8 others not within 60 million. When it finds nothing it costs about 40 s of a core
+/// before each giant proof (in 1-32,000, eight proofs of 112 million to 3.1 billion positions). Nor
+/// does it win deal 17760 with 2 cells within 150 million positions (600 s): the layer beam does.
+const GIANT_BEAMS: &[(usize, u64)] = &[(100_000, 20_000_000), (1_000_000, 32_000_000)];
 /// Most bytes a beam holds per position kept (its set of keys, the kept depths, the candidates): 96
 /// when the set took at most 31 bytes a key, 16 more since its shards double (up to 48).
 const BEAM_BYTES_PER_POSITION: usize = 112;
@@ -481,10 +486,10 @@ impl Lookouts {
             }
             return Ok((beams, rest));
         }
-        // One thread runs the wide beams and then the solver, the other the layer beam (the wide beams
-        // and the solver together take about as long as the layer beam). A search that decides stops
-        // the ones after it in order, still running on the other thread: their results would not be
-        // used (deal 13599 with 1 cell: a beam wins in 2 s, the others would go on for a minute).
+        // One thread runs the wide beams and then the solver, the other the layer beam. A search that
+        // decides stops the ones after it in order, still running on the other thread: their results
+        // would not be used (deal 13599 with 1 cell: a beam wins in 2 s, the others would go on for a
+        // minute).
         let beam_won = Arc::new(AtomicBool::new(false));
         let layer_won = Arc::new(AtomicBool::new(false));
         std::thread::scope(|scope| {
@@ -638,6 +643,38 @@ mod tests {
         }
         // Every kind of answer came up: each search, and none.
         assert_eq!(seen.len(), 4, "{seen:?}");
+    }
+
+    /// The wide beams of the cascade, as configured: deal 204545 with 1 cell, left undecided by pass 4
+    /// of 1-1,000,000 at 5 billion positions of layered proof, is missed by the beam of 100,000 within
+    /// its 20 million positions and won by the beam of 1,000,000 within its 32 million, with a line
+    /// replayed from the deal.
+    #[test]
+    fn the_widest_beam_wins_what_the_narrower_one_misses() {
+        let layout = Layout::deal(204545).unwrap();
+        let giant_beams = CAPS
+            .beams
+            .iter()
+            .map(|&(w, max_positions)| {
+                let limits = Limits {
+                    max_positions,
+                    max_millis: None,
+                };
+                (w, limits)
+            })
+            .collect();
+        let steps = Lookouts {
+            giant_beams,
+            layer_beam: Limits::default(),
+            solver: Limits::default(),
+        };
+        let beams = steps.beams(&layout, 1).unwrap();
+        let outcomes: Vec<_> = beams.iter().map(|(_, r)| r.outcome).collect();
+        assert_eq!(outcomes, [Outcome::Undecided, Outcome::Solved]);
+        let won = &beams[1].1;
+        assert!(won.positions <= CAPS.beams[1].1, "{}", won.positions);
+        let check = crate::replay::replay(&layout, 1, &won.solution);
+        assert!(check.is_ok(), "{check:?}");
     }
 
     /// On two threads the layered proof runs beside the prover and the searches for a line, in what
