@@ -118,6 +118,7 @@ def test_the_trace_names_each_step_of_the_cascade(tmp_path) -> None:
         "step=beam",
         "step=prover",
         "step=giant-beam",
+        "step=giant-beam",
         "step=layer-beam",
         "step=giant-solver",
         "step=layered",

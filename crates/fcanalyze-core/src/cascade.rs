@@ -48,9 +48,10 @@ pub const LEAN_POSITIONS: u64 = 100_000_000;
 /// beam of 1,000,000 wins 8 of the 16 cell counts pass 4 of 1-1,000,000 left undecided at 5 billion
 /// positions, all of which the beam of 100,000 had missed: 204545, 266829, 353380, 425171 and 543724
 /// with 1 cell, 433246, 649257 and 654786 with 2, within 10.9 to 29.0 million positions (20-53 s of
-/// one core); the 8 others not within 60 million. When it finds nothing it costs about 40 s of a core
-/// before each giant proof (in 1-32,000, eight proofs of 112 million to 3.1 billion positions). Nor
-/// does it win deal 17760 with 2 cells within 150 million positions (600 s): the layer beam does.
+/// one core); the 8 others not within 60 million. When it finds nothing it costs 45-52 s of a quiet
+/// core (62088 and 20410 with 1 cell, 982 with 2) before each giant proof: in 1-32,000, eight proofs
+/// of 112 million to 3.1 billion positions. Nor does it win deal 17760 with 2 cells within 150
+/// million positions (600 s): the layer beam does.
 const GIANT_BEAMS: &[(usize, u64)] = &[(100_000, 20_000_000), (1_000_000, 32_000_000)];
 /// Most bytes a beam holds per position kept (its set of keys, the kept depths, the candidates): 96
 /// when the set took at most 31 bytes a key, 16 more since its shards double (up to 48).
