@@ -12,6 +12,7 @@ __all__ = [
     "MAX_DEAL",
     "SHORTEN_POSITIONS",
     "SHORTEN_WIDTH",
+    "WIDE_BEAM_POSITIONS",
     "InternalError",
     "__version__",
     "classify",
@@ -41,6 +42,9 @@ SHORTEN_POSITIONS: int
 #: The shortening of a classification's lines (`classify`), wider: a classification costs far more.
 CLASSIFY_SHORTEN_WIDTH: int
 CLASSIFY_SHORTEN_POSITIONS: int
+#: Most positions, in all, of the wide beams a classification tries for a line before a giant proof
+#: (`classify`'s `wide_beam_positions` by default).
+WIDE_BEAM_POSITIONS: int
 
 class InternalError(RuntimeError):
     """A broken invariant in the core: a bug, never bad input."""
@@ -146,6 +150,7 @@ def classify(
     autoplay: _Autoplay = "safe",
     shorten_width: int | None = None,
     shorten_positions: int | None = None,
+    wide_beam_positions: int | None = None,
 ) -> list[dict[str, Any]]:
     """Exact classification (SPEC §4): one dict per cell count searched, by cell count, shaped like
     `solve`'s result plus ``cells``. Short heuristic solves, then the lean prover just below the least
@@ -156,4 +161,7 @@ def classify(
     with the same directory after being killed, it goes on from its last checkpoint. `threads` share a
     layered proof's work and memory (the results do not depend on them). Every line is shortened by beams
     of `shorten_width` storing at most `shorten_positions` positions (None: `CLASSIFY_SHORTEN_WIDTH`,
-    `CLASSIFY_SHORTEN_POSITIONS`; positions 0: the lines as found)."""
+    `CLASSIFY_SHORTEN_POSITIONS`; positions 0: the lines as found). Before a giant proof (past the
+    lean prover's cap), wide beams of 100,000, 1,000,000 and 3,000,000 look for a line within 20, 32 and
+    40 million positions, those that fit within `wide_beam_positions` in all, in order (None:
+    `WIDE_BEAM_POSITIONS`, the first two)."""

@@ -30,13 +30,23 @@ FORMAT = "fcanalyze-run/1"
 #: that finishes within the smaller budget has the rows it would have had with the larger one from the
 #: start. The memory also chooses where a proof goes on (in memory or on disk, and which search finds a
 #: line first), so a deal decided within less memory keeps its rows, whose answer is exact either way,
-#: though its line or its search's time may differ from those a larger memory would have given.
-RAISABLE_BUDGETS = ("max_positions", "time_limit_ms", "max_memory_mb")
+#: though its line or its search's time may differ from those a larger memory would have given. So do
+#: the positions of the wide beams that look for a line before a giant proof: more of them may find a
+#: line the layered proof would have found later, or not at all within the budget.
+RAISABLE_BUDGETS = ("max_positions", "time_limit_ms", "max_memory_mb", "wide_beam_positions")
 #: Configuration keys added after runs were made, per job, with the value those runs had: a run file
 #: without one is read as having it (so that it resumes and compares as before).
 ADDED_CONFIG: dict[str, dict[str, Any]] = {
-    # Runs made before the lines were shortened: their lines as found (shorten_positions 0).
-    "analyze": {"solutions": True, "autoplay": "safe", "shorten_width": 10, "shorten_positions": 0},
+    # Runs made before the lines were shortened: their lines as found (shorten_positions 0). Runs made
+    # before the budget of wide beams was configurable are read as having its default, so that they go on
+    # with it (those made before 08701d5 tried the beam of 100,000 alone: PROVENANCE.md names the commits).
+    "analyze": {
+        "solutions": True,
+        "autoplay": "safe",
+        "shorten_width": 10,
+        "shorten_positions": 0,
+        "wide_beam_positions": 52_000_000,
+    },
     "verify": {"autoplay": "safe", "shorten_width": 10, "shorten_positions": 0},
 }
 

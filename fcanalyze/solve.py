@@ -195,6 +195,7 @@ def classify(
     threads: int = 1,
     shorten_width: int | None = None,
     shorten_positions: int | None = None,
+    wide_beam_positions: int | None = None,
 ) -> Classification:
     """Find the least number of free cells (0..`max_cells`) that solves `deal`, proven (SPEC §4).
 
@@ -209,7 +210,8 @@ def classify(
     keeps resumable files there (a killed classification goes on from its last checkpoint). `threads`
     share a layered proof's work and memory (the results do not depend on them). Every line is shortened
     in the core within `shorten_width` and `shorten_positions` (None: the core's defaults; positions 0:
-    the lines as found)."""
+    the lines as found). Before a giant proof, wide beams look for a line within `wide_beam_positions`
+    in all (None: `_core.WIDE_BEAM_POSITIONS`)."""
     layout = deal_layout(deal)
     lower, upper = 0, None
     searches: list[Result] = []
@@ -223,6 +225,7 @@ def classify(
         threads=threads,
         shorten_width=shorten_width,
         shorten_positions=shorten_positions,
+        wide_beam_positions=wide_beam_positions,
     )
     for r in found:
         result = Result(deal=deal, **r)

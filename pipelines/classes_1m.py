@@ -28,6 +28,8 @@ RANGE = "1-1000000"
 #: shards, the lengths of the lines but not their moves (the repository stays small), lines not shortened
 #: (pipelines/relines.py stores short ones after the last pass).
 COMMON = ["--max-cells", "5", "--shard-size", "10000", "--no-solutions", "--shorten-positions", "0"]
+#: The wide beams of the passes after the fourth: all three (`fcanalyze analyze --help`).
+GIANTS = ["--wide-beam-positions", "92000000"]
 #: The passes, lightest first: positions a search, memory of a proof (MB), and options of their own.
 #: The second holds 3,000,000 positions within 1 GB; the third's lean prover holds 30,000,000 within
 #: 2 GB, so those proofs end in memory; the fourth lets a proof go to 5 billion positions (deal 982 with
@@ -36,14 +38,16 @@ COMMON = ["--max-cells", "5", "--shard-size", "10000", "--no-solutions", "--shor
 #: sixth has no budget but the disk: 384243 with 2 cells, which ran a 512 GB machine out of memory past
 #: 13.7 billion positions and has 24.2 billion searched here, comes last. Both keep the fourth's 8 GB:
 #: a layered proof goes on from its checkpoint only with the memory it was saved with, so the proofs
-#: the fourth left at its budget go on where they stopped.
+#: the fourth left at its budget go on where they stopped. Their cell counts are known giants, so the
+#: wide beams before a proof include the one of 3,000,000 (it wins two of those the fourth left, at
+#: about 70 s of a core where it finds nothing: docs/classes-1m.md).
 PASSES: list[dict[str, Any]] = [
     {"max_positions": 300_000, "max_memory_mb": 1024, "options": []},
     {"max_positions": 3_000_000, "max_memory_mb": 1024, "options": []},
     {"max_positions": 30_000_000, "max_memory_mb": 2048, "options": []},
     {"max_positions": 5_000_000_000, "max_memory_mb": 8192, "options": ["--workers", "1"]},
-    {"max_positions": 20_000_000_000, "max_memory_mb": 8192, "options": ["--workers", "1"]},
-    {"max_positions": 1_000_000_000_000, "max_memory_mb": 8192, "options": ["--workers", "1"]},
+    {"max_positions": 20_000_000_000, "max_memory_mb": 8192, "options": [*GIANTS, "--workers", "1"]},
+    {"max_positions": 1_000_000_000_000, "max_memory_mb": 8192, "options": [*GIANTS, "--workers", "1"]},
 ]
 
 

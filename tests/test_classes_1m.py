@@ -5,6 +5,7 @@ pass it does nothing; a directory of another plan gets one line and exit 2."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,9 @@ def test_the_pass_to_run_is_read_from_the_run_file():
         assert b["max_positions"] > a["max_positions"] and b["max_memory_mb"] >= a["max_memory_mb"]
     assert "--redo-undecided" not in plan.command(Path("x"), 0, [])
     assert all("--redo-undecided" in plan.command(Path("x"), i, []) for i in range(1, last + 1))
+    # The passes after the fourth take up known giants: all three wide beams before their proofs.
+    wide = [shlex.join(plan.command(Path("x"), i, [])) for i in range(last + 1)]
+    assert ["--wide-beam-positions 92000000" in c for c in wide] == [i > 3 for i in range(last + 1)]
     with pytest.raises(ValueError, match="no pass of this plan"):
         plan.next_pass({"config": {"max_positions": 12345, "max_memory_mb": 1024}, "complete": True})
 

@@ -133,6 +133,23 @@ def test_the_trace_names_each_step_of_the_cascade(tmp_path) -> None:
 
 
 @pytest.mark.slow
+def test_the_wide_beams_are_those_their_budget_holds(tmp_path) -> None:
+    """`wide_beam_positions` chooses the wide beams tried before a giant proof, in order while their most
+    positions fit: none, the first, or all three (deal 883 with no free cell in 10 MB, which reaches the
+    giant stage); the count is the same."""
+    env = {**{k: v for k, v in os.environ.items() if k != "FCANALYZE_TRACE"}, "FCANALYZE_TRACE": "1"}
+    for budget, beams in ((0, 0), (20_000_000, 1), (_core.WIDE_BEAM_POSITIONS, 2), (92_000_000, 3)):
+        call = f"_core.classify(883, 0, max_memory_mb=10, wide_beam_positions={budget})"
+        code = f"from fcanalyze import _core; print({call})"
+        r = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+        )
+        steps = [x.split()[3] for x in r.stderr.splitlines() if x.startswith("fcanalyze trace: cells=")]
+        assert steps.count("step=giant-beam") == beams, (budget, steps)
+        assert steps[-1] == "step=layered" and "'positions': 2174568" in r.stdout, r.stdout
+
+
+@pytest.mark.slow
 def test_a_line_the_prover_misses_within_its_memory_comes_from_the_solver() -> None:
     """Deal 1406 with 1 cell is solvable, but the depth-first prover wanders 7 M positions before its
     line: with 64 MB it runs out, and the heuristic solver (given what the memory holds) finds a line."""

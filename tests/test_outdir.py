@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 from test_pipeline import assert_same_tables, frames
 
-from fcanalyze import journal, runfile, shards
+from fcanalyze import _core, journal, runfile, shards
 
 #: Quick, deterministic runs: two shards of two deals.
 SMALL = ["--max-positions", "500000", "--shard-size", "2", "--workers", "1", "--quiet"]
@@ -251,6 +251,35 @@ def test_redo_undecided_may_raise_the_memory_never_lower_it(tmp_path):
     assert (run["config"]["max_positions"], run["config"]["max_memory_mb"]) == (30000, 512)
     assert [(b["from"], b["to"]) for b in run["budgets_raised"]] == [
         ({"max_positions": 3000, "max_memory_mb": 256}, {"max_positions": 30000, "max_memory_mb": 512})
+    ]
+
+
+def test_redo_undecided_may_raise_the_wide_beams_never_lower_them(tmp_path):
+    """The budget of wide beams before a giant proof is recorded with the run, read as its default in a
+    run file made before it was (so such a run goes on), raised by a later pass with --redo-undecided
+    like the other budgets, and never lowered; a bad value is one line and exit 2."""
+    out = tmp_path / "w"
+    base = ["analyze", "1-8,164", "--out", str(out), "--shard-size", "8", "--workers", "1", "--quiet"]
+    budget = ["--max-positions", "3000", "--max-memory", "256"]
+    assert run_cli(*base, *budget).returncode == 0
+    run = runfile.read(out)
+    assert run["config"]["wide_beam_positions"] == _core.WIDE_BEAM_POSITIONS
+    # A run file written before the budget was configurable: read as having the default.
+    del run["config"]["wide_beam_positions"]
+    runfile.write(out, run)
+    assert runfile.read(out)["config"]["wide_beam_positions"] == _core.WIDE_BEAM_POSITIONS
+    r = run_cli(*base, *budget, "--redo-undecided", "--wide-beam-positions", "20000000")
+    assert r.returncode == 2 and "wide_beam_positions 52000000 -> 20000000" in r.stderr, r.stderr
+    for bad in ("-1", "many"):
+        r = run_cli(*base, *budget, "--wide-beam-positions", bad)
+        assert r.returncode == 2 and one_line(r.stderr), r.stderr
+        assert "--wide-beam-positions" in r.stderr
+    r = run_cli(*base, *budget, "--redo-undecided", "--wide-beam-positions", "92000000")
+    assert r.returncode == 0, r.stderr
+    run = runfile.read(out)
+    assert run["config"]["wide_beam_positions"] == 92_000_000
+    assert [(b["from"], b["to"]) for b in run["budgets_raised"]] == [
+        ({"wide_beam_positions": 52_000_000}, {"wide_beam_positions": 92_000_000})
     ]
 
 

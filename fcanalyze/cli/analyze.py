@@ -16,6 +16,8 @@ from fcanalyze.cli.options import (
     MEMORY_MB,
     PARALLEL,
     SHARD_SIZE,
+    U64_MAX,
+    Bounded,
     budget_options,
     engine_options,
     open_engine,
@@ -80,8 +82,18 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     "--redo-undecided",
     is_flag=True,
     help="Search again the deals a budget left undecided in finished shards (e.g. after an upgrade), "
-    "with the same options or a larger --max-positions / --time-limit / --max-memory; the other deals "
-    "are kept.",
+    "with the same options or a larger --max-positions / --time-limit / --max-memory / "
+    "--wide-beam-positions; the other deals are kept.",
+)
+@click.option(
+    "--wide-beam-positions",
+    type=Bounded(0, U64_MAX),
+    default=_core.WIDE_BEAM_POSITIONS,
+    show_default=True,
+    metavar="N",
+    help="Before a proof past the lean prover's cap, beams 100,000, 1,000,000 and 3,000,000 wide look "
+    "for a line within 20, 32 and 40 million positions: those that fit within N in all, in order "
+    "(92000000 for all three, for deals already known to be giants).",
 )
 @click.option(
     "--threads",
@@ -112,6 +124,7 @@ def analyze(
     shard_size: int,
     max_memory_mb: int,
     redo_undecided: bool,
+    wide_beam_positions: int,
     threads: int | None,
     solutions: bool,
     shorten_positions: int,
@@ -138,6 +151,7 @@ def analyze(
             max_memory_mb,
             solutions,
             shorten_positions=shorten_positions,
+            wide_beam_positions=wide_beam_positions,
         )
     except ValueError as e:
         raise BadInput(str(e)) from None

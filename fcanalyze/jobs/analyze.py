@@ -39,11 +39,13 @@ def config(
     solutions: bool = True,
     shorten_width: int = _core.CLASSIFY_SHORTEN_WIDTH,
     shorten_positions: int = _core.CLASSIFY_SHORTEN_POSITIONS,
+    wide_beam_positions: int = _core.WIDE_BEAM_POSITIONS,
 ) -> dict[str, Any]:
     """The configuration of an ``analyze`` run (everything that changes its tables). Without
     `solutions` the deals table keeps each solution's length but not its moves (every solution is still
     replayed before its length is stored). The line with the least cells is shortened within
-    `shorten_width` and `shorten_positions` (positions 0: the line as found)."""
+    `shorten_width` and `shorten_positions` (positions 0: the line as found). Before a giant proof the
+    wide beams that look for a line spend at most `wide_beam_positions` in all (`_core.classify`)."""
     if not 0 <= max_cells <= 8:
         raise ValueError(f"--max-cells {max_cells} is out of range (0 to 8)")
     check_bound("--max-positions", max_positions, 1, CORE_MAX)
@@ -52,6 +54,7 @@ def config(
     check_bound("--max-memory", max_memory_mb, 64, MAX_MEMORY_MB)
     check_bound("shorten_width", shorten_width, 1, CORE_MAX)
     check_bound("shorten_positions", shorten_positions, 0, CORE_MAX)
+    check_bound("--wide-beam-positions", wide_beam_positions, 0, CORE_MAX)
     return {
         "max_cells": max_cells,
         "max_positions": max_positions,
@@ -63,6 +66,7 @@ def config(
         "autoplay": "safe",
         "shorten_width": shorten_width,
         "shorten_positions": shorten_positions,
+        "wide_beam_positions": wide_beam_positions,
     }
 
 
@@ -88,6 +92,7 @@ def classify_record(deal: int, cfg: dict[str, Any], scratch: str | None, threads
         threads=threads,
         shorten_width=cfg["shorten_width"],
         shorten_positions=cfg["shorten_positions"],
+        wide_beam_positions=cfg["wide_beam_positions"],
     )
     searches = records.search_rows(c)
     if checkpoint is not None and not keeps_files(checkpoint, searches):

@@ -44,15 +44,39 @@ use crate::store::BYTES_PER_POSITION;
 /// about matched by the lines past 5 million that wait for it (BENCHMARKS.md, "one thread taking
 /// turns").
 pub const LEAN_POSITIONS: u64 = 100_000_000;
-/// The beams [`prove_bounded`] tries when the prover stops, in order: width and most positions. The
-/// beam of 1,000,000 wins 8 of the 16 cell counts pass 4 of 1-1,000,000 left undecided at 5 billion
-/// positions, all of which the beam of 100,000 had missed: 204545, 266829, 353380, 425171 and 543724
-/// with 1 cell, 433246, 649257 and 654786 with 2, within 10.9 to 29.0 million positions (20-53 s of
-/// one core); the 8 others not within 60 million. When it finds nothing it costs 45-52 s of a quiet
-/// core (62088 and 20410 with 1 cell, 982 with 2) before each giant proof: in 1-32,000, eight proofs
-/// of 112 million to 3.1 billion positions. Nor does it win deal 17760 with 2 cells within 150
-/// million positions (600 s): the layer beam does.
-const GIANT_BEAMS: &[(usize, u64)] = &[(100_000, 20_000_000), (1_000_000, 32_000_000)];
+/// The wide beams [`prove_bounded`] may try when the prover stops, in order: width and most positions.
+/// It tries those that fit within [`Prover::wide_beam_positions`] in all ([`beams_within`]); by
+/// default the first two. The beam of 1,000,000 wins 8 of the 16 cell counts pass 4 of 1-1,000,000 left
+/// undecided at 5 billion positions, all of which the beam of 100,000 had missed: 204545, 266829,
+/// 353380, 425171 and 543724 with 1 cell, 433246, 649257 and 654786 with 2, within 10.9 to 29.0
+/// million positions (20-53 s of one core). When it finds nothing it costs 45-52 s of a quiet core
+/// (62088 and 20410 with 1 cell, 982 with 2) before each giant proof: in 1-32,000, eight proofs of 112
+/// million to 3.1 billion positions. The beam of 3,000,000 wins two of the eight others (569017 with 1
+/// cell, 295997 with 2, within 36.0 and 29.0 million positions) and costs 66.5-74.6 s where it finds
+/// nothing, so only budgets for cell counts known to be large include it (pass 5 of 1-1,000,000). No
+/// beam wins deal 17760 with 2 cells (1,000,000 wide: not within 150 million positions, 600 s): the
+/// layer beam does.
+const GIANT_BEAMS: &[(usize, u64)] = &[
+    (100_000, 20_000_000),
+    (1_000_000, 32_000_000),
+    (3_000_000, 40_000_000),
+];
+/// The default of [`Prover::wide_beam_positions`]: the first two of [`GIANT_BEAMS`].
+pub const WIDE_BEAM_POSITIONS: u64 = 52_000_000;
+
+/// The beams of `beams` that fit, in order, within `budget` positions in all (each counted at its
+/// most positions).
+fn beams_within(beams: &[(usize, u64)], budget: u64) -> &[(usize, u64)] {
+    let mut spent = 0u64;
+    let n = beams
+        .iter()
+        .take_while(|&&(_, p)| {
+            spent = spent.saturating_add(p);
+            spent <= budget
+        })
+        .count();
+    &beams[..n]
+}
 /// Most bytes a beam holds per position kept (its set of keys, the kept depths, the candidates): 96
 /// when the set took at most 31 bytes a key, 16 more since its shards double (up to 48).
 const BEAM_BYTES_PER_POSITION: usize = 112;
@@ -267,8 +291,7 @@ fn look(
         max_millis: limits.max_millis,
     };
     let steps = Lookouts {
-        giant_beams: caps
-            .beams
+        giant_beams: beams_within(caps.beams, prover.wide_beam_positions)
             .iter()
             .map(|&(w, p)| (w, within(p, BEAM_BYTES_PER_POSITION)))
             .collect(),
@@ -646,15 +669,14 @@ mod tests {
         assert_eq!(seen.len(), 4, "{seen:?}");
     }
 
-    /// The wide beams of the cascade, as configured: deal 204545 with 1 cell, left undecided by pass 4
-    /// of 1-1,000,000 at 5 billion positions of layered proof, is missed by the beam of 100,000 within
+    /// The wide beams of the cascade's default budget: deal 204545 with 1 cell, left undecided by pass
+    /// 4 of 1-1,000,000 at 5 billion positions of layered proof, is missed by the beam of 100,000 within
     /// its 20 million positions and won by the beam of 1,000,000 within its 32 million, with a line
     /// replayed from the deal.
     #[test]
     fn the_widest_beam_wins_what_the_narrower_one_misses() {
         let layout = Layout::deal(204545).unwrap();
-        let giant_beams = CAPS
-            .beams
+        let giant_beams = beams_within(CAPS.beams, WIDE_BEAM_POSITIONS)
             .iter()
             .map(|&(w, max_positions)| {
                 let limits = Limits {
@@ -676,6 +698,26 @@ mod tests {
         assert!(won.positions <= CAPS.beams[1].1, "{}", won.positions);
         let check = crate::replay::replay(&layout, 1, &won.solution);
         assert!(check.is_ok(), "{check:?}");
+    }
+
+    /// A budget of wide beams takes them in order while their most positions fit in it: the default
+    /// the first two, a budget of 92 million all three.
+    #[test]
+    fn a_budget_of_wide_beams_takes_them_in_order() {
+        let widths = |budget| -> Vec<usize> {
+            beams_within(GIANT_BEAMS, budget)
+                .iter()
+                .map(|&(w, _)| w)
+                .collect()
+        };
+        assert_eq!(widths(0), Vec::<usize>::new());
+        assert_eq!(widths(19_999_999), Vec::<usize>::new());
+        assert_eq!(widths(20_000_000), [100_000]);
+        assert_eq!(widths(WIDE_BEAM_POSITIONS), [100_000, 1_000_000]);
+        assert_eq!(widths(91_999_999), [100_000, 1_000_000]);
+        assert_eq!(widths(92_000_000), [100_000, 1_000_000, 3_000_000]);
+        assert_eq!(widths(u64::MAX), [100_000, 1_000_000, 3_000_000]);
+        assert_eq!(Prover::new().wide_beam_positions, WIDE_BEAM_POSITIONS);
     }
 
     /// On two threads the layered proof runs beside the prover and the searches for a line, in what

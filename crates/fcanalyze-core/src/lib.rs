@@ -55,7 +55,7 @@ pub use solver::{Dive, Solver, Strategy};
 pub use store::BYTES_PER_POSITION;
 
 // Proofs.
-pub use cascade::prove_bounded;
+pub use cascade::{prove_bounded, WIDE_BEAM_POSITIONS};
 pub use layered::{
     lend_threads, lent_threads, prove_layered, LayeredConfig, LayeredOutcome, LayeredResult, Share,
 };

@@ -57,12 +57,13 @@ impl Engines {
     }
 }
 
-/// How `classify` runs: the prover's memory, where layered proofs keep resumable files, and the threads
-/// of a layered proof.
+/// How `classify` runs: the prover's memory, where layered proofs keep resumable files, the threads
+/// of a layered proof, and the positions of the wide beams before one.
 pub struct ClassifyRun {
     pub max_memory: Option<usize>,
     pub checkpoint_dir: Option<PathBuf>,
     pub threads: usize,
+    pub wide_beam_positions: u64,
 }
 
 impl ClassifyRun {
@@ -77,6 +78,7 @@ impl ClassifyRun {
         classifier.prover.max_memory = self.max_memory;
         classifier.checkpoint_dir = self.checkpoint_dir;
         classifier.prover.layered_threads = self.threads.max(1);
+        classifier.prover.wide_beam_positions = self.wide_beam_positions;
         classifier.classify(layout, max_cells, limits)
     }
 }

@@ -274,8 +274,10 @@ fn parse_notation<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyLis
 /// `autoplay`: the automatic moves (`"safe"` or `"max"`). The line with the least cells is shortened
 /// (beams of `shorten_width` storing at most `shorten_positions` positions; None:
 /// `CLASSIFY_SHORTEN_WIDTH` / `CLASSIFY_SHORTEN_POSITIONS`; `shorten_positions=0`: the line as found).
+/// `wide_beam_positions`: most positions, in all, of the wide beams that look for a line before a giant
+/// proof (None: `WIDE_BEAM_POSITIONS`).
 #[pyfunction]
-#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None, threads=1, autoplay="safe", shorten_width=None, shorten_positions=None))]
+#[pyo3(signature = (source, max_cells=4, max_positions=400_000_000, time_limit_ms=None, solve_positions=None, max_memory_mb=None, checkpoint_dir=None, threads=1, autoplay="safe", shorten_width=None, shorten_positions=None, wide_beam_positions=None))]
 #[allow(clippy::too_many_arguments)]
 fn classify<'py>(
     py: Python<'py>,
@@ -290,6 +292,7 @@ fn classify<'py>(
     autoplay: &str,
     shorten_width: Option<usize>,
     shorten_positions: Option<u64>,
+    wide_beam_positions: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
     let max_cells = check_cells(max_cells)?;
     let layout = layout_under(source, autoplay)?;
@@ -313,6 +316,7 @@ fn classify<'py>(
         max_memory: max_memory_mb.map(|m| (m as usize) << 20),
         checkpoint_dir,
         threads,
+        wide_beam_positions: wide_beam_positions.unwrap_or(fccore::WIDE_BEAM_POSITIONS),
     };
     let c = interruptible(py, || run.classify(&layout, max_cells, climits))?.map_err(to_py)?;
     convert::classification_list(py, &c)
@@ -348,6 +352,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "CLASSIFY_SHORTEN_POSITIONS",
         fccore::CLASSIFY_SHORTEN.max_positions,
     )?;
+    m.add("WIDE_BEAM_POSITIONS", fccore::WIDE_BEAM_POSITIONS)?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add_function(wrap_pyfunction!(deal, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

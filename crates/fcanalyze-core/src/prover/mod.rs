@@ -106,6 +106,9 @@ pub struct Prover {
     /// exactly as one thread would: a search decided before gives the same line and count whatever
     /// the threads (past it, a solved search's line and count may vary; a proof's count never does).
     pub parallel_from: u64,
+    /// Most positions, in all, of the wide beams the cascade tries for a line before a giant proof
+    /// ([`crate::prove_bounded`]): it takes them in order while they fit.
+    pub wide_beam_positions: u64,
 }
 
 /// What the last search of a [`Prover`] did.
@@ -175,6 +178,7 @@ impl Prover {
             portfolio_positions: 20_000_000,
             layered_threads: 1,
             parallel_from: 1_000_000,
+            wide_beam_positions: crate::cascade::WIDE_BEAM_POSITIONS,
         }
     }
 
