@@ -47,8 +47,8 @@ pub const LEAN_POSITIONS: u64 = 100_000_000;
 /// The wide beams [`prove_bounded`] may try when the prover stops, in order: width and most positions.
 /// It tries those that fit within [`Prover::wide_beam_positions`] in all ([`beams_within`]); by
 /// default the first two. The beam of 1,000,000 wins 8 of the 16 cell counts pass 4 of 1-1,000,000 left
-/// undecided at 5 billion positions, all of which the beam of 100,000 had missed: 204545, 266829,
-/// 353380, 425171 and 543724 with 1 cell, 433246, 649257 and 654786 with 2, within 10.9 to 29.0
+/// undecided after 2.96-5.05 billion positions, all of which the beam of 100,000 had missed: 204545,
+/// 266829, 353380, 425171 and 543724 with 1 cell, 433246, 649257 and 654786 with 2, within 10.9 to 29.0
 /// million positions (20-53 s of one core). When it finds nothing it costs 45-52 s of a quiet core
 /// (62088 and 20410 with 1 cell, 982 with 2) before each giant proof: in 1-32,000, eight proofs of 112
 /// million to 3.1 billion positions. The beam of 3,000,000 wins two of the eight others (569017 with 1
