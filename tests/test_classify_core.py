@@ -114,6 +114,7 @@ def test_the_trace_names_each_step_of_the_cascade(tmp_path) -> None:
     assert [x[3] for x in lines] == [
         "step=short-solve",
         "step=middle-solve",
+        "step=first-proof",
         "step=beam",
         "step=beam",
         "step=prover",
@@ -125,7 +126,8 @@ def test_the_trace_names_each_step_of_the_cascade(tmp_path) -> None:
     ]
     assert all(x[2] == "cells=0" for x in lines)
     assert lines[-1][4:6] == ["outcome=unsolvable", "positions=2174568"]
-    assert lines[4][4] == "outcome=undecided" and lines[4][-1] == "exhausted=positions"
+    assert lines[2][4] == "outcome=undecided"
+    assert lines[5][4] == "outcome=undecided" and lines[5][-1] == "exhausted=positions"
     numbers = [int(x["layer"]) for x in layers]
     assert len(numbers) > 10 and numbers == sorted(set(numbers))
     assert sum(int(x["positions"]) for x in layers) == int(layers[-1]["total"]) == 2_174_568

@@ -7,9 +7,10 @@
 //!
 //! 1. short solves, starting at [`ClassifyLimits::start`] cells (the commonest minimum) and going down
 //!    while they succeed, or up until one does: this finds the least cell count `u` a short solve wins;
-//! 2. with `u − 1` cells, a longer heuristic solve ([`ClassifyLimits::middle_positions`]), beams
-//!    ([`ClassifyLimits::beams`]), then the prover: a proof ends the search (`m = u`); a line found
-//!    lowers `u` and the search goes on with one cell fewer.
+//! 2. with `u − 1` cells, a longer heuristic solve ([`ClassifyLimits::middle_positions`]), a first
+//!    proof ([`ClassifyLimits::first_proof_positions`]), beams ([`ClassifyLimits::beams`]), then the
+//!    prover's cascade: a proof ends the search (`m = u`); a line found lowers `u` and the search goes
+//!    on with one cell fewer.
 //!
 //! When the prover stops at its memory ([`Prover::max_memory`]) or at
 //! [`crate::cascade::LEAN_POSITIONS`] before its position budget, larger beams and a heuristic solve
@@ -50,6 +51,9 @@ pub struct ClassifyLimits {
     pub solve_positions: u64,
     /// Most positions of the longer heuristic solve tried before each proof (0: none).
     pub middle_positions: u64,
+    /// Most positions of the prover's first try, after the longer heuristic solve and before the beams
+    /// (none when 0 or not below `max_positions`).
+    pub first_proof_positions: u64,
     /// Most positions of one prover search (a cell count that needs more stays undecided).
     pub max_positions: u64,
     /// Most milliseconds of one search, if any.
@@ -79,6 +83,20 @@ pub const SHORTEN: Shortening = Shortening {
     weights: [1, 4, 1, 2, -3, 3, 0, 0, 0, 2, 0, 0],
 };
 
+/// The budgets of the longer heuristic solve and of the first proof in [`ClassifyLimits::default`].
+/// Proofs of a few million positions used to come after a heuristic solve of 500,000 positions and the
+/// two beams ([`BEAMS`]), which cost more than the proof: deal 10238 with 1 cell (734,018 positions)
+/// spent 0.5 s in the solve and 1.1 s in the beams before a proof of 0.6 s. The prover, at 0.7-0.8 µs
+/// a position against 1.0-1.3 µs for the others, also finds most of their lines within a few million.
+/// On 150 deals drawn among those of 1-32,000 a search of which took 0.1-100 s in results/32k (2,203
+/// such deals), a classification took 0.79-0.80 of the time (solver 45.8 million positions → 11.9,
+/// beams 45.1 → 16.5, prover 100.8 → 156.2); on 1,500 deals drawn among the other 29,788, 1.06-1.07
+/// (lines the solve of 50,000 misses and the prover finds); the same minimum cells, counts and line
+/// lengths give or take a move (BENCHMARKS.md, "Other measurements").
+pub const MIDDLE_POSITIONS: u64 = 50_000;
+/// See [`MIDDLE_POSITIONS`].
+pub const FIRST_PROOF_POSITIONS: u64 = 2_000_000;
+
 /// The beams of [`ClassifyLimits::default`]. On deals 1-19,000 the prover solved 90 cell counts only
 /// after more than a million positions (5,240 s together, some after 250 million): a beam of 10,000 or
 /// one of 30,000 wins 11 of the 14 costliest within 1.3 million. A beam that fails costs up to its
@@ -90,7 +108,8 @@ impl Default for ClassifyLimits {
     fn default() -> Self {
         ClassifyLimits {
             solve_positions: 20_000,
-            middle_positions: 500_000,
+            middle_positions: MIDDLE_POSITIONS,
+            first_proof_positions: FIRST_PROOF_POSITIONS,
             max_positions: 400_000_000,
             max_millis: None,
             start: 2,
@@ -261,8 +280,8 @@ impl Classifier {
         Ok(outcome)
     }
 
-    /// Decide `k` cells below the short solves: a longer heuristic solve, the beams, then the
-    /// prover's cascade, the first to decide answering; each adds its time to `slots[k]`.
+    /// Decide `k` cells below the short solves: a longer heuristic solve, a first proof, the beams,
+    /// then the prover's cascade, the first to decide answering; each adds its time to `slots[k]`.
     fn decide(
         &mut self,
         layout: &Layout,
@@ -295,8 +314,37 @@ impl Classifier {
                 return Ok(outcome);
             }
         }
-        if let Some(outcome) = beams(layout, k, limits, slots)? {
-            return Ok(outcome);
+        if limits.first_proof_positions > 0 && limits.first_proof_positions < limits.max_positions {
+            // The prover within a few million positions: most proofs of that size, and most lines the
+            // beams would find, for less than the beams cost. (Within a budget that small, the
+            // prover's cascade below is the same search.)
+            let r = self.prover.prove(
+                layout,
+                k,
+                Limits {
+                    max_positions: limits.first_proof_positions,
+                    max_millis: limits.max_millis,
+                },
+            )?;
+            trace("first-proof", k, &r);
+            if let Some(outcome) = keep(slots, k, r, true) {
+                return Ok(outcome);
+            }
+        }
+        for &(width, positions) in limits.beams {
+            let r = beam(
+                layout,
+                k,
+                width,
+                Limits {
+                    max_positions: positions.min(limits.max_positions),
+                    max_millis: limits.max_millis,
+                },
+            )?;
+            trace("beam", k, &r);
+            if let Some(outcome) = keep(slots, k, r, false) {
+                return Ok(outcome);
+            }
         }
         self.prove(layout, k, limits, slots)
     }
@@ -339,43 +387,30 @@ impl Classifier {
     }
 }
 
-/// The beams of `limits` with `k` cells, in order, until one decides: its outcome (`None` when none
-/// does). A deciding beam is kept in `slots[k]`; an undecided one only adds its time to a search that
-/// went further, or is kept when there is none.
-fn beams(
-    layout: &Layout,
-    k: usize,
-    limits: &ClassifyLimits,
+/// Keep the result `r` of a search with `k` cells in `slots[k]` (`proved`: it comes from the prover)
+/// with the time of the searches before it, when it decided: its outcome. An undecided search only adds
+/// its time to the one before it, or is kept when there is none.
+fn keep(
     slots: &mut [Option<CellsResult>],
-) -> Result<Option<Outcome>> {
-    for &(width, positions) in limits.beams {
-        let mut r = beam(
-            layout,
-            k,
-            width,
-            Limits {
-                max_positions: positions.min(limits.max_positions),
-                max_millis: limits.max_millis,
-            },
-        )?;
-        trace("beam", k, &r);
-        r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
-        match (r.outcome, slots[k].as_mut()) {
-            // An undecided beam only adds its time to a search that went further.
-            (Outcome::Undecided, Some(c)) => c.result.elapsed_ms = r.elapsed_ms,
-            (outcome, _) => {
-                slots[k] = Some(CellsResult {
-                    cells: k,
-                    result: r,
-                    proved: false,
-                });
-                if outcome != Outcome::Undecided {
-                    return Ok(Some(outcome));
-                }
-            }
+    k: usize,
+    mut r: SearchResult,
+    proved: bool,
+) -> Option<Outcome> {
+    r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
+    match (r.outcome, slots[k].as_mut()) {
+        (Outcome::Undecided, Some(c)) => {
+            c.result.elapsed_ms = r.elapsed_ms;
+            None
+        }
+        (outcome, _) => {
+            slots[k] = Some(CellsResult {
+                cells: k,
+                result: r,
+                proved,
+            });
+            (outcome != Outcome::Undecided).then_some(outcome)
         }
     }
-    Ok(None)
 }
 
 /// The searches that decided their cell count, and the undecided ones monotonicity does not settle.

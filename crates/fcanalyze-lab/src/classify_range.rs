@@ -31,6 +31,7 @@ fn limits_from_env() -> ClassifyLimits {
     ClassifyLimits {
         solve_positions: env("SOLVE", d.solve_positions),
         middle_positions: env("MIDDLE", d.middle_positions),
+        first_proof_positions: env("FIRST", d.first_proof_positions),
         max_positions: env("CAP", d.max_positions),
         max_millis: std::env::var("MS").ok().map(|v| v.parse().unwrap()),
         start: env("START", d.start),
