@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -132,6 +133,39 @@ def test_the_trace_names_each_step_of_the_cascade(tmp_path) -> None:
     assert len(numbers) > 10 and numbers == sorted(set(numbers))
     assert sum(int(x["positions"]) for x in layers) == int(layers[-1]["total"]) == 2_174_568
     assert all(0 < int(x["largest_group"]) <= int(x["positions"]) for x in layers)
+
+
+def test_a_first_proof_that_is_the_whole_budget_is_not_made_twice(tmp_path) -> None:
+    """Deal 1 needs 3 cells; its proof with 2 has 70,882 positions. Within a budget of 5,000 the first
+    proof with 2 cells is the whole budget: when it runs out only the beams follow it (the prover's
+    cascade would make the same search), and the count is left open at the positions it reached. Deal
+    10238 with 1 cell (734,018 positions) is decided by the first proof within a larger budget."""
+    code = (
+        "import json; from fcanalyze import _core; "
+        "print(json.dumps(_core.classify({}, {}, max_positions={})))"
+    )
+
+    def run(deal: int, max_cells: int, budget: int, cells: int) -> tuple[list[str], dict]:
+        """The steps with `cells` cells, and the search kept for them."""
+        env = {**{k: v for k, v in os.environ.items() if k != "FCANALYZE_TRACE"}, "FCANALYZE_TRACE": "1"}
+        r = subprocess.run(
+            [sys.executable, "-c", code.format(deal, max_cells, budget)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        steps = [x.split()[3] for x in r.stderr.splitlines() if f" cells={cells} " in x]
+        (search,) = [s for s in json.loads(r.stdout) if s["cells"] == cells]
+        return steps, search
+
+    steps, two = run(1, 4, 5_000, 2)
+    assert steps[-4:] == ["step=middle-solve", "step=first-proof", "step=beam", "step=beam"]
+    assert (two["outcome"], two["positions"], two["exhausted"]) == ("undecided", 5_000, "positions")
+    steps, one = run(10238, 3, 3_000_000, 1)
+    assert steps[-1] == "step=first-proof" and "step=beam" not in steps
+    assert (one["outcome"], one["positions"]) == ("unsolvable", 734_018)
 
 
 @pytest.mark.slow

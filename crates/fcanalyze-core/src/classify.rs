@@ -52,7 +52,7 @@ pub struct ClassifyLimits {
     /// Most positions of the longer heuristic solve tried before each proof (0: none).
     pub middle_positions: u64,
     /// Most positions of the prover's first try, after the longer heuristic solve and before the beams
-    /// (none when 0 or not below `max_positions`).
+    /// (0: none).
     pub first_proof_positions: u64,
     /// Most positions of one prover search (a cell count that needs more stays undecided).
     pub max_positions: u64,
@@ -89,11 +89,12 @@ pub const SHORTEN: Shortening = Shortening {
 /// spent 0.5 s in the solve and 1.1 s in the beams before a proof of 0.6 s. The prover, at 0.7-0.8 µs
 /// a position against 1.0-1.3 µs for the others, also finds most of their lines within a few million.
 /// On 150 deals drawn among those of 1-32,000 a search of which took 0.1-100 s in results/32k (2,203
-/// such deals), a classification took 0.79-0.80 of the time (solver 45.8 million positions → 11.9,
-/// beams 45.1 → 16.5, prover 100.8 → 156.2); on 1,500 deals drawn among the other 29,788, 1.06-1.07
-/// (lines the solve of 50,000 misses and the prover finds); the same minimum cells, counts and line
-/// lengths give or take a move (BENCHMARKS.md, "Other measurements").
-pub const MIDDLE_POSITIONS: u64 = 50_000;
+/// such deals), a classification took 0.88-0.93 of the time (solver 45.8 million positions → 19.0,
+/// beams 45.1 → 16.5, prover 100.8 → 155.0); on 1,500 deals drawn among the other 29,788, 1.04-1.08;
+/// the same minimum cells, counts and line lengths give or take a move. A solve of 50,000 took 0.79-0.80
+/// and 1.06-1.07, but some lines it misses cost the prover seconds where the solve of 100,000 finds
+/// them at once (deal 9 with 2 cells: 63,222 positions; BENCHMARKS.md, "Other measurements").
+pub const MIDDLE_POSITIONS: u64 = 100_000;
 /// See [`MIDDLE_POSITIONS`].
 pub const FIRST_PROOF_POSITIONS: u64 = 2_000_000;
 
@@ -314,20 +315,33 @@ impl Classifier {
                 return Ok(outcome);
             }
         }
-        if limits.first_proof_positions > 0 && limits.first_proof_positions < limits.max_positions {
-            // The prover within a few million positions: most proofs of that size, and most lines the
-            // beams would find, for less than the beams cost. (Within a budget that small, the
-            // prover's cascade below is the same search.)
-            let r = self.prover.prove(
+        // The prover within a few million positions: most proofs of that size, and most lines the
+        // beams would find, for less than the beams cost. When that is the whole budget and it runs
+        // out, the prover's cascade below would make the same search: only the beams are left.
+        let first = limits.first_proof_positions.min(limits.max_positions);
+        let mut covered = false;
+        if first > 0 {
+            let mut r = self.prover.prove(
                 layout,
                 k,
                 Limits {
-                    max_positions: limits.first_proof_positions,
+                    max_positions: first,
                     max_millis: limits.max_millis,
                 },
             )?;
             trace("first-proof", k, &r);
-            if let Some(outcome) = keep(slots, k, r, true) {
+            covered = first == limits.max_positions
+                && r.outcome == Outcome::Undecided
+                && r.positions >= first;
+            if covered {
+                // The search that went furthest.
+                r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
+                slots[k] = Some(CellsResult {
+                    cells: k,
+                    result: r,
+                    proved: true,
+                });
+            } else if let Some(outcome) = keep(slots, k, r, true) {
                 return Ok(outcome);
             }
         }
@@ -345,6 +359,9 @@ impl Classifier {
             if let Some(outcome) = keep(slots, k, r, false) {
                 return Ok(outcome);
             }
+        }
+        if covered {
+            return Ok(Outcome::Undecided);
         }
         self.prove(layout, k, limits, slots)
     }
