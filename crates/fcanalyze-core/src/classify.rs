@@ -303,14 +303,7 @@ impl Classifier {
                 },
             )?;
             trace("middle-solve", k, &r);
-            let outcome = r.outcome;
-            let mut result = r;
-            result.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
-            slots[k] = Some(CellsResult {
-                cells: k,
-                result,
-                proved: false,
-            });
+            let outcome = put(slots, k, r, false);
             if outcome != Outcome::Undecided {
                 return Ok(outcome);
             }
@@ -321,7 +314,7 @@ impl Classifier {
         let first = limits.first_proof_positions.min(limits.max_positions);
         let mut covered = false;
         if first > 0 {
-            let mut r = self.prover.prove(
+            let r = self.prover.prove(
                 layout,
                 k,
                 Limits {
@@ -335,12 +328,7 @@ impl Classifier {
                 && r.positions >= first;
             if covered {
                 // The search that went furthest.
-                r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
-                slots[k] = Some(CellsResult {
-                    cells: k,
-                    result: r,
-                    proved: true,
-                });
+                put(slots, k, r, true);
             } else if let Some(outcome) = keep(slots, k, r, true) {
                 return Ok(outcome);
             }
@@ -391,42 +379,37 @@ impl Classifier {
             prove_limits,
             checkpoint.as_deref(),
         )?;
-        let before = slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
-        let outcome = r.outcome;
-        let mut result = r;
-        result.elapsed_ms += before;
-        slots[k] = Some(CellsResult {
-            cells: k,
-            result,
-            proved: true,
-        });
-        Ok(outcome)
+        Ok(put(slots, k, r, true))
     }
 }
 
-/// Keep the result `r` of a search with `k` cells in `slots[k]` (`proved`: it comes from the prover)
-/// with the time of the searches before it, when it decided: its outcome. An undecided search only adds
-/// its time to the one before it, or is kept when there is none.
+/// Put the result `r` of a search with `k` cells in `slots[k]` (`proved`: it comes from the prover),
+/// with the time of the searches before it: its outcome.
+fn put(slots: &mut [Option<CellsResult>], k: usize, mut r: SearchResult, proved: bool) -> Outcome {
+    r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
+    let outcome = r.outcome;
+    slots[k] = Some(CellsResult {
+        cells: k,
+        result: r,
+        proved,
+    });
+    outcome
+}
+
+/// Keep the result `r` of a search with `k` cells ([`put`]) when it decided: its outcome. An undecided
+/// search only adds its time to the one before it, or is kept when there is none.
 fn keep(
     slots: &mut [Option<CellsResult>],
     k: usize,
-    mut r: SearchResult,
+    r: SearchResult,
     proved: bool,
 ) -> Option<Outcome> {
-    r.elapsed_ms += slots[k].as_ref().map_or(0.0, |c| c.result.elapsed_ms);
     match (r.outcome, slots[k].as_mut()) {
         (Outcome::Undecided, Some(c)) => {
-            c.result.elapsed_ms = r.elapsed_ms;
+            c.result.elapsed_ms += r.elapsed_ms;
             None
         }
-        (outcome, _) => {
-            slots[k] = Some(CellsResult {
-                cells: k,
-                result: r,
-                proved,
-            });
-            (outcome != Outcome::Undecided).then_some(outcome)
-        }
+        _ => Some(put(slots, k, r, proved)).filter(|&o| o != Outcome::Undecided),
     }
 }
 
