@@ -183,6 +183,7 @@ impl Fold {
 /// A beam's parent position, folded: the fold of each of its column cards (the cards from the buried
 /// one up to it) and each column's features, from which a child's columns are made by folding only the
 /// cards the move put on them.
+#[derive(Clone)]
 pub(crate) struct Columns {
     fold: [Fold; 52],
     /// Per card: its column in the parent, `NCOLS` for none (a card in a cell or home).
@@ -223,12 +224,51 @@ impl Columns {
         }
     }
 
-    /// The features of column `col` of `q`, a child of the parent: the fold of its highest card that
-    /// lay in the same column of the parent (a move takes cards off one column and puts them on
-    /// another, so that card stayed, and every card under it), then the cards above it, which the move
-    /// brought.
+    /// Make these, the folded columns of `p`, those of `q`, a position reached from `p` by a move and
+    /// its automatic moves: the same as [`Columns::load`] of `q` in every part that is read, made from
+    /// the columns the move changed alone. A move and the automatic moves take cards off the top of
+    /// columns and put cards on top of columns, so a column whose exposed card is the same holds the
+    /// same cards, and a changed one keeps its cards up to the highest card that lay in it in `p`
+    /// (whose fold holds); above that, `p`'s cards left it and `q`'s were brought. The cards that
+    /// left are unmarked first for every changed column, then the brought ones are folded, so a card
+    /// moved from one column to another ends marked in the second.
+    pub(crate) fn derive(&mut self, p: &Position, q: &Position) {
+        let max = q.autoplay() == Autoplay::Max;
+        let mut changed = 0u32;
+        for col in 0..NCOLS {
+            if q.top(col) == p.top(col) {
+                continue;
+            }
+            changed |= 1 << col;
+            let (_, _, kept) = self.brought(q, col);
+            let mut c = p.top(col);
+            while c != kept && c != NONE {
+                self.col[c as usize] = NCOLS as u8;
+                c = p.below(c);
+            }
+        }
+        for col in (0..NCOLS).filter(|&col| changed >> col & 1 != 0) {
+            let (brought, n, kept) = self.brought(q, col);
+            let mut fold = self.fold_of(kept);
+            for &c in brought[..n].iter().rev() {
+                fold.add(c, max);
+                self.fold[c as usize] = fold;
+                self.col[c as usize] = col as u8;
+            }
+            let f = fold.features();
+            for ((t, x), y) in self.total.iter_mut().zip(f).zip(self.features[col]) {
+                *t += x - y;
+            }
+            self.features[col] = f;
+        }
+    }
+
+    /// The cards of column `col` of `q` above the highest one marked in that column (top first), how
+    /// many, and that card (`NONE` for none): the cards a move brought there, and the card it kept.
+    /// A card unmarked or marked in another column is never the one kept, so [`Columns::derive`]
+    /// finds the same card kept before and after it unmarks the cards that left.
     #[inline(always)]
-    fn child_column(&self, q: &Position, col: usize) -> [i32; NF] {
+    fn brought(&self, q: &Position, col: usize) -> ([Card; 52], usize, Card) {
         let mut brought = [NONE; 52];
         let mut n = 0;
         let mut c = q.top(col);
@@ -237,16 +277,121 @@ impl Columns {
             n += 1;
             c = q.below(c);
         }
-        let mut fold = if c == NONE {
+        (brought, n, c)
+    }
+
+    /// The fold of the cards from the buried one up to `c` (`NONE`: no card).
+    #[inline(always)]
+    fn fold_of(&self, c: Card) -> Fold {
+        if c == NONE {
             Fold::EMPTY
         } else {
             self.fold[c as usize]
-        };
+        }
+    }
+
+    /// Make these, the folded columns of `q`, those of `c`: the same position with its columns in
+    /// another order (a position as its key gives it). A column is known by its exposed card; empty
+    /// columns are alike.
+    pub(crate) fn reorder(&mut self, q: &Position, c: &Position) {
+        let mut to = [NCOLS as u8; NCOLS + 1];
+        let mut taken = 0u32;
+        for (j, to) in to[..NCOLS].iter_mut().enumerate() {
+            let t = q.top(j);
+            if t == NONE {
+                continue;
+            }
+            let k = (0..NCOLS)
+                .find(|&k| c.top(k) == t)
+                .expect("the same position holds the same exposed cards");
+            *to = k as u8;
+            taken |= 1 << k;
+        }
+        for (j, to) in to[..NCOLS].iter_mut().enumerate() {
+            if q.top(j) == NONE {
+                let k = (0..NCOLS)
+                    .find(|&k| taken >> k & 1 == 0)
+                    .expect("as many empty columns");
+                *to = k as u8;
+                taken |= 1 << k;
+            }
+        }
+        let features = self.features;
+        for j in 0..NCOLS {
+            self.features[to[j] as usize] = features[j];
+        }
+        for x in self.col.iter_mut() {
+            *x = to[*x as usize];
+        }
+    }
+
+    /// The features of column `col` of `q`, a child of the parent: the fold of its highest card that
+    /// lay in the same column of the parent (a move takes cards off one column and puts them on
+    /// another, so that card stayed, and every card under it), then the cards above it, which the move
+    /// brought.
+    #[inline(always)]
+    fn child_column(&self, q: &Position, col: usize) -> [i32; NF] {
+        let (brought, n, kept) = self.brought(q, col);
+        let mut fold = self.fold_of(kept);
         let max = q.autoplay() == Autoplay::Max;
         for &c in brought[..n].iter().rev() {
             fold.add(c, max);
         }
         fold.features()
+    }
+}
+
+/// A beam's layer by place in it: each position (as its key gives it) with its folded columns
+/// ([`Columns`]). The columns of the next layer's positions are derived from their parents' by their
+/// moves ([`Columns::derive`], [`Columns::reorder`]) instead of folding every card again.
+#[derive(Default)]
+pub(crate) struct Folded {
+    pos: Vec<Position>,
+    cols: Vec<Columns>,
+    next_pos: Vec<Position>,
+    next_cols: Vec<Columns>,
+    /// The parent (its index in the store) and the move ([`pack`]) of each position of the next layer,
+    /// in the order [`fill_layer`] stores them.
+    pub(crate) joined: Vec<(u32, u32)>,
+}
+
+impl Folded {
+    /// A layer of one position, the one of `key`.
+    pub(crate) fn start(&mut self, key: &Key, origin: &Origin, ncells: u8) {
+        let p = Position::from_key(key, origin, ncells);
+        let mut cols = Columns::new();
+        cols.load(&p);
+        self.pos.clear();
+        self.cols.clear();
+        self.pos.push(p);
+        self.cols.push(cols);
+    }
+
+    /// The position at place `i` of the layer, and its folded columns.
+    #[inline(always)]
+    pub(crate) fn at(&self, i: usize) -> (&Position, &Columns) {
+        (&self.pos[i], &self.cols[i])
+    }
+
+    /// Make the next layer from [`Folded::joined`]: `first` is the store index of the layer's first
+    /// position (a layer's indices follow each other, as [`fill_layer`] stores them).
+    pub(crate) fn advance(&mut self, first: u32, origin: &Origin) {
+        self.next_pos.clear();
+        self.next_cols.clear();
+        for &(par, mv) in &self.joined {
+            let at = (par - first) as usize;
+            let mut q = self.pos[at];
+            q.apply(unpack(mv), origin);
+            q.settle(None);
+            let mut cols = self.cols[at].clone();
+            cols.derive(&self.pos[at], &q);
+            let c = Position::from_key(q.key(), origin, q.ncells() as u8);
+            cols.reorder(&q, &c);
+            self.next_pos.push(c);
+            self.next_cols.push(cols);
+        }
+        std::mem::swap(&mut self.pos, &mut self.next_pos);
+        std::mem::swap(&mut self.cols, &mut self.next_cols);
     }
 }
 
@@ -403,21 +548,42 @@ pub(crate) fn child_estimate(
     Some(estimate(fw, &f))
 }
 
+/// A beam's child: its estimate, its parent's index in the store, its key and the move from the parent
+/// ([`pack`]). Ordered by the first three (a key comes from one parent by one move or more, each
+/// giving the same position up to the order of its columns).
+pub(crate) type Cand = (u32, u32, Key, u32);
+
+/// A move in the last field of a [`Cand`].
+#[inline(always)]
+pub(crate) fn pack(m: Move) -> u32 {
+    (m.from as u32) << 16 | (m.to as u32) << 8 | m.count as u32
+}
+
+/// The move [`pack`] made.
+#[inline(always)]
+pub(crate) fn unpack(x: u32) -> Move {
+    Move {
+        from: (x >> 16) as u8,
+        to: (x >> 8) as u8,
+        count: x as u8,
+    }
+}
+
 /// Make `layer` a beam's next layer: up to `width` new positions from `cand`, the children of the
-/// layer before as (estimate, stored parent, key), lowest estimate first, stored into `store`, each
-/// passed to `on_insert` with its parent; true when the store reached `cap` positions first.
+/// layer before ([`Cand`]), lowest estimate first, stored into `store`, each passed to `on_insert`
+/// with its parent and its move; true when the store reached `cap` positions first.
 ///
 /// Only the children taken are stored, so the store sees about `width` keys a layer, and only as much
 /// of `cand` is sorted as is needed: chunks of about twice the places left, each picked with
 /// `select_nth_unstable` and then sorted (a child already stored leaves its place to the next one).
 #[inline]
 pub(crate) fn fill_layer(
-    cand: &mut [(u32, u32, Key)],
+    cand: &mut [Cand],
     width: usize,
     store: &mut Store,
     cap: u64,
     layer: &mut Vec<u32>,
-    mut on_insert: impl FnMut(u32),
+    mut on_insert: impl FnMut(u32, u32),
 ) -> bool {
     layer.clear();
     let n = cand.len();
@@ -428,12 +594,12 @@ pub(crate) fn fill_layer(
             cand[lo..].select_nth_unstable(chunk - 1);
         }
         cand[lo..lo + chunk].sort_unstable();
-        for &(_, par, key) in &cand[lo..lo + chunk] {
+        for &(_, par, key, mv) in &cand[lo..lo + chunk] {
             if store.len() as u64 >= cap {
                 return true;
             }
             if let Some(c) = store.insert(&key, par) {
-                on_insert(par);
+                on_insert(par, mv);
                 layer.push(c);
                 if layer.len() == width {
                     break;
@@ -510,6 +676,8 @@ pub struct ShortSolver {
     closed: Vec<bool>,
     queue: BucketQueue<NPRIORITIES>,
     moves: Vec<Move>,
+    /// A beam's layer: its positions and their folded columns.
+    folded: Folded,
     solver: Option<Solver>,
     pub config: Config,
     /// After a search: a proven lower bound on the moves of any line: the blocked runs of the start, or
@@ -532,6 +700,7 @@ impl ShortSolver {
             closed: Vec::new(),
             queue: BucketQueue::new(),
             moves: Vec::with_capacity(256),
+            folded: Folded::default(),
             solver: None,
             config: Config::default(),
             lower_bound: 0,
@@ -701,11 +870,12 @@ impl ShortSolver {
             Autoplay::Max => self.config.max_fw,
         };
         let mut layer: Vec<u32> = vec![0];
-        // Children of the layer: (estimate, parent, key). Only those taken into the next layer are
+        // Children of the layer ([`Cand`]). Only those taken into the next layer are
         // stored, best estimate first, so the store sees about `width` keys per layer.
-        let mut cand: Vec<(u32, u32, Key)> = Vec::new();
+        let mut cand: Vec<Cand> = Vec::new();
         let mut moves = std::mem::take(&mut self.moves);
-        let mut cols = Columns::new();
+        let mut folded = std::mem::take(&mut self.folded);
+        folded.start(p0.key(), cx.origin, cx.ncells);
         let mut end = End::Complete;
         let mut g = 0u32;
         'layers: while !layer.is_empty() {
@@ -715,45 +885,56 @@ impl ShortSolver {
                 break;
             }
             cand.clear();
-            for &idx in &layer {
+            for (i, &idx) in layer.iter().enumerate() {
                 if cx.out_of_time() {
                     end = End::Budget(Budget::Time);
                     break 'layers;
                 }
-                let p = Position::from_key(&self.store.get(idx).key(), cx.origin, cx.ncells);
-                cols.load(&p);
+                let (p, cols) = folded.at(i);
                 p.moves(&mut moves);
                 for &m in &moves {
-                    let mut q = p;
+                    let mut q = *p;
                     q.apply(m, cx.origin);
                     q.settle(None);
                     if q.is_sorted() {
                         self.goal(&q, idx, g + 1, cx);
                         continue;
                     }
-                    let Some(h) = child_estimate(&p, &cols, &q, &fw, g + 1, cx.bound()) else {
+                    let Some(h) = child_estimate(p, cols, &q, &fw, g + 1, cx.bound()) else {
                         end = End::Pruned;
                         continue;
                     };
-                    cand.push((h, idx, *q.key()));
+                    cand.push((h, idx, *q.key(), pack(m)));
                 }
             }
             g += 1;
             // The next layer: the best new positions, within the positions budget.
             let cap = cx.limits.max_positions.saturating_sub(cx.spent);
-            let parent = &mut self.parent;
-            if fill_layer(&mut cand, width, &mut self.store, cap, &mut layer, |par| {
-                parent.push(par)
-            }) {
+            let (parent, joined) = (&mut self.parent, &mut folded.joined);
+            joined.clear();
+            let first = layer[0];
+            if fill_layer(
+                &mut cand,
+                width,
+                &mut self.store,
+                cap,
+                &mut layer,
+                |par, mv| {
+                    parent.push(par);
+                    joined.push((par, mv));
+                },
+            ) {
                 end = End::Budget(Budget::Positions);
                 break;
             }
+            folded.advance(first, cx.origin);
             if layer.len() == width && cand.len() > width {
                 // Some children were not taken (or not even looked up): the search is not complete.
                 end = End::Pruned;
             }
         }
         self.moves = moves;
+        self.folded = folded;
         cx.spent += self.store.len() as u64;
         if matches!(end, End::Complete) && cx.best.is_none() {
             cx.proof = Some(self.store.len() as u64);
@@ -1030,6 +1211,8 @@ mod tests {
 
     /// The features a beam makes from its parent's folded columns are those of the child made whole,
     /// for every child of the positions along walks through deals under both rules and cell counts.
+    /// So are a child's columns derived from its parent's and put in the order of its key, along
+    /// the walk as a beam's layers derive them, each from those derived the step before.
     #[test]
     fn folded_columns_give_the_childrens_features() {
         let mut moves = Vec::new();
@@ -1039,10 +1222,15 @@ mod tests {
                 let layout = Layout::deal(deal).unwrap().with_autoplay(rules);
                 let (mut p, origin) = Position::from_layout(&layout, cells).unwrap();
                 p.settle(None);
+                let mut folded = Folded::default();
+                folded.start(p.key(), &origin, cells as u8);
                 for step in 0..60usize {
                     let p0 = Position::from_key(p.key(), &origin, cells as u8);
                     let mut cols = Columns::new();
                     cols.load(&p0);
+                    let (walked, derived) = folded.at(0);
+                    assert_eq!(walked.key(), p0.key());
+                    assert_same_columns(derived, &cols, &format!("deal {deal} step {step}"));
                     for col in 0..NCOLS {
                         assert_eq!(cols.features[col], column_features(&p0, col));
                     }
@@ -1065,8 +1253,19 @@ mod tests {
                             }
                         }
                         assert_eq!(child_features(&p0, &cols, &q, true), features(&q));
+                        let mut child = cols.clone();
+                        child.derive(&p0, &q);
+                        let c = Position::from_key(q.key(), &origin, cells as u8);
+                        child.reorder(&q, &c);
+                        let mut whole = Columns::new();
+                        whole.load(&c);
+                        let what = format!("deal {deal} step {step} move {m:?}");
+                        assert_same_columns(&child, &whole, &what);
                     }
                     let m = moves[(deal as usize * 7 + step * 13) % moves.len()];
+                    folded.joined.clear();
+                    folded.joined.push((0, pack(m)));
+                    folded.advance(0, &origin);
                     p = p0;
                     p.apply(m, &origin);
                     p.settle(None);
@@ -1074,5 +1273,18 @@ mod tests {
             }
         }
         assert!(checked > 10_000, "{checked}");
+    }
+
+    /// What of [`Columns`] is read (the features, each card's column, the folds of the cards in
+    /// columns) is the same in `a` and `b`.
+    fn assert_same_columns(a: &Columns, b: &Columns, what: &str) {
+        assert_eq!(a.total, b.total, "{what}: total");
+        assert_eq!(a.features, b.features, "{what}: features");
+        assert_eq!(a.col, b.col, "{what}: columns");
+        for c in 0..52 {
+            if a.col[c] != NCOLS as u8 {
+                assert_eq!(a.fold[c], b.fold[c], "{what}: fold of card {c}");
+            }
+        }
     }
 }

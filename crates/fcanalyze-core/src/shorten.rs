@@ -23,7 +23,7 @@ use crate::key::Key;
 use crate::layout::Layout;
 use crate::outcome::{Outcome, SearchResult, SolutionMove};
 use crate::position::{Move, Origin, Position};
-use crate::short::{child_estimate, fill_layer, finish_cost, Columns, NF};
+use crate::short::{child_estimate, fill_layer, finish_cost, pack, Cand, Folded, NF};
 use crate::store::Store;
 
 /// How one line is shortened: how much work it may do (tables record it, so that a resumed run
@@ -83,7 +83,9 @@ pub struct Shortener {
     line: Store,
     at: Vec<u32>,
     moves: Vec<Move>,
-    cand: Vec<(u32, u32, Key)>,
+    cand: Vec<Cand>,
+    /// A beam's layer: its positions and their folded columns.
+    folded: Folded,
     /// The weights of the current line's beams.
     fw: [i32; NF],
 }
@@ -102,6 +104,7 @@ impl Shortener {
             at: Vec::new(),
             moves: Vec::new(),
             cand: Vec::new(),
+            folded: Folded::default(),
             fw: WEIGHTS,
         }
     }
@@ -221,16 +224,16 @@ impl Shortener {
         let mut layer = vec![0u32];
         let mut moves = std::mem::take(&mut self.moves);
         let mut cand = std::mem::take(&mut self.cand);
-        let mut cols = Columns::new();
+        let mut folded = std::mem::take(&mut self.folded);
+        folded.start(&chain[k], origin, ncells);
         let mut g = 0u32;
         while !layer.is_empty() && g + 2 <= best.0 {
             cand.clear();
-            for &idx in &layer {
-                let p = Position::from_key(&self.store.get(idx).key(), origin, ncells);
-                cols.load(&p);
+            for (i, &idx) in layer.iter().enumerate() {
+                let (p, cols) = folded.at(i);
                 p.moves(&mut moves);
                 for &m in &moves {
-                    let mut q = p;
+                    let mut q = *p;
                     q.apply(m, origin);
                     q.settle(None);
                     if q.is_sorted() {
@@ -247,27 +250,33 @@ impl Shortener {
                         }
                         continue;
                     }
-                    let Some(h) = child_estimate(&p, &cols, &q, &self.fw, g + 1, best.0) else {
+                    let Some(h) = child_estimate(p, cols, &q, &self.fw, g + 1, best.0) else {
                         continue;
                     };
-                    cand.push((h, idx, *q.key()));
+                    cand.push((h, idx, *q.key(), pack(m)));
                 }
             }
             g += 1;
-            // The next layer: the best new positions, within the beam's budget.
+            // The next layer: the best new positions, within the beam's budget. The layer's store
+            // indices follow each other from its first.
+            let first = layer[0];
+            let joined = &mut folded.joined;
+            joined.clear();
             if fill_layer(
                 &mut cand,
                 width,
                 &mut self.store,
                 budget,
                 &mut layer,
-                |_| {},
+                |par, mv| joined.push((par, mv)),
             ) {
                 break;
             }
+            folded.advance(first, origin);
         }
         self.moves = moves;
         self.cand = cand;
+        self.folded = folded;
         if !found(&best) {
             return None;
         }
