@@ -549,8 +549,9 @@ pub(crate) fn child_estimate(
 }
 
 /// A beam's child: its estimate, its parent's index in the store, its key and the move from the parent
-/// ([`pack`]). Ordered by the first three (a key comes from one parent by one move or more, each
-/// giving the same position up to the order of its columns).
+/// ([`pack`]). Sorted as a tuple: the move orders only the moves by which one parent reaches one key,
+/// which give the same position up to the order of its columns (the first stored, the others met
+/// again).
 pub(crate) type Cand = (u32, u32, Key, u32);
 
 /// A move in the last field of a [`Cand`].
