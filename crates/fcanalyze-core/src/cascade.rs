@@ -10,7 +10,7 @@
 //! With `FCANALYZE_TRACE=1` in the environment, every step of the cascade and of a classification
 //! ([`trace`]) prints one line to stderr: the step, the cell count, its outcome, positions and time.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
@@ -63,6 +63,12 @@ const GIANT_BEAMS: &[(usize, u64)] = &[
 ];
 /// The default of [`Prover::wide_beam_positions`]: the first two of [`GIANT_BEAMS`].
 pub const WIDE_BEAM_POSITIONS: u64 = 52_000_000;
+/// On one thread, with a directory to resume the layered proof from, the wide beams past the first
+/// wait for its first this many positions ([`layered_turns`]): they cost 45-75 s of a core where they
+/// find nothing, and every count they won in 1-1,000,000 had gone past 2.9 billion positions of layered
+/// proof, while in 1-32,000 six of the eight proofs past the lean prover end below a billion (112 to 653
+/// million: the layered proof on one thread, 2-10 million positions a second, takes 15-300 s).
+const LATE_BEAMS_AFTER: u64 = 1_000_000_000;
 
 /// The beams of `beams` that fit, in order, within `budget` positions in all (each counted at its
 /// most positions).
@@ -109,6 +115,8 @@ struct Caps {
     layer_beam: u64,
     solver: u64,
     race_after: Duration,
+    /// [`LATE_BEAMS_AFTER`].
+    late_after: u64,
 }
 
 /// The caps of [`prove_bounded`].
@@ -118,6 +126,7 @@ const CAPS: Caps = Caps {
     layer_beam: GIANT_LAYER_BEAM.2,
     solver: GIANT_SOLVER_POSITIONS,
     race_after: RACE_AFTER,
+    late_after: LATE_BEAMS_AFTER,
 };
 
 impl Caps {
@@ -186,7 +195,8 @@ pub(crate) fn trace(step: &str, cells: usize, r: &SearchResult) {
 /// With a `checkpoint` directory, the layered proof is resumable there
 /// ([`LayeredConfig::checkpoint_dir`]). When the directory holds a checkpoint, the layered proof goes
 /// on from it: beside the others again on two threads, straight away on one (one thread saves its
-/// checkpoints only once the others have found nothing).
+/// checkpoints only once the others have found nothing). On one thread it also lets the wide beams past
+/// the first wait for the layered proof's first [`LATE_BEAMS_AFTER`] positions ([`layered_turns`]).
 pub fn prove_bounded(
     prover: &mut Prover,
     solver: &mut Solver,
@@ -224,24 +234,148 @@ fn prove_within(
     // Beside the others, the layered proof holds what they leave of the memory: at least a quarter.
     let theirs = caps.bytes(memory);
     let beside = n > 1 && memory - theirs >= memory / 4;
-    if !beside && checkpoint.is_some_and(has_checkpoint) {
+    let wide = beams_within(caps.beams, prover.wide_beam_positions);
+    // On one thread, resumable, the wide beams past the first wait for the layered proof's first
+    // positions.
+    let late = match checkpoint {
+        Some(dir) if !beside && wide.len() > 1 && caps.late_after < limits.max_positions => {
+            Some(Late {
+                beams: &wide[1..],
+                after: caps.late_after,
+                tried: tried_file(dir),
+            })
+        }
+        _ => None,
+    };
+    let early = if late.is_some() { &wide[..1] } else { wide };
+    let r = if beside {
+        race(
+            prover, solver, layout, ncells, limits, config, n, theirs, caps, wide,
+        )
+    } else if checkpoint.is_some_and(has_checkpoint) {
         // Its checkpoint was saved after the others found nothing, or beside them: one thread cannot
         // tell, and goes straight to it. Beside them, the layered proof goes on from it there, and
         // the others search again (a line they would find is never left to it).
-        let l = prove_layered(layout, ncells, limits, &config)?;
-        return layered_result(layout, ncells, l, 0.0);
-    }
-    if beside {
-        return race(
-            prover, solver, layout, ncells, limits, config, n, theirs, caps,
-        );
-    }
-    match look(prover, solver, layout, ncells, limits, memory, n, caps)? {
-        Looked::Ended(r) => Ok(r),
-        Looked::Open(spent) => {
-            let l = prove_layered(layout, ncells, limits, &config)?;
-            layered_result(layout, ncells, l, spent)
+        layered_turns(layout, ncells, limits, &config, late.as_ref(), memory, 0.0)
+    } else {
+        match look(
+            prover, solver, layout, ncells, limits, memory, n, caps, early,
+        )? {
+            Looked::Ended(r) => Ok(r),
+            Looked::Open(spent) => layered_turns(
+                layout,
+                ncells,
+                limits,
+                &config,
+                late.as_ref(),
+                memory,
+                spent,
+            ),
         }
+    }?;
+    if r.outcome != Outcome::Undecided {
+        if let Some(dir) = checkpoint {
+            let _ = std::fs::remove_file(tried_file(dir));
+        }
+    }
+    Ok(r)
+}
+
+/// The wide beams that wait for the layered proof's first `after` positions on one thread
+/// ([`LATE_BEAMS_AFTER`]), and the file beside the proof's directory that lists the widths of those
+/// tried (a proof resumed after them does not try them again; the directory's own files are the
+/// checkpoint's to keep or remove).
+struct Late<'a> {
+    beams: &'a [(usize, u64)],
+    after: u64,
+    tried: PathBuf,
+}
+
+/// The file of the late beams tried for the layered proof resumable in `dir`.
+fn tried_file(dir: &Path) -> PathBuf {
+    dir.with_extension("beams")
+}
+
+impl Late<'_> {
+    /// The beams not tried yet, in order (a line that does not read as a width is not a try).
+    fn untried(&self) -> Vec<(usize, u64)> {
+        let text = std::fs::read_to_string(&self.tried).unwrap_or_default();
+        let tried: Vec<usize> = text.lines().filter_map(|w| w.parse().ok()).collect();
+        self.beams
+            .iter()
+            .filter(|(w, _)| !tried.contains(w))
+            .copied()
+            .collect()
+    }
+
+    /// The beam of `width` tried, and found nothing.
+    fn tried(&self, width: usize) -> Result<()> {
+        use std::io::Write;
+        let io =
+            |e: std::io::Error| Error::Io(format!("late beams, {}: {e}", self.tried.display()));
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.tried)
+            .map_err(io)?;
+        writeln!(f, "{width}").map_err(io)
+    }
+}
+
+/// The layered proof on one thread, after `spent` ms of searches that found no line. With `late`
+/// beams not tried yet: first within their `after` positions, then those beams (the first that decides
+/// answers, and the proof's files go), then on from its checkpoint. Without, at once to the end.
+#[allow(clippy::too_many_arguments)]
+fn layered_turns(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    config: &LayeredConfig,
+    late: Option<&Late>,
+    memory: usize,
+    mut spent: f64,
+) -> Result<SearchResult> {
+    let untried = late.map(Late::untried).unwrap_or_default();
+    if let (Some(late), false) = (late, untried.is_empty()) {
+        let first = Limits {
+            max_positions: late.after,
+            ..limits
+        };
+        let l = prove_layered(layout, ncells, first, config)?;
+        if l.outcome != LayeredOutcome::Undecided(Budget::Positions) || l.positions < late.after {
+            return layered_result(layout, ncells, l, spent);
+        }
+        // Its time is counted again by the proof that goes on from its checkpoint.
+        trace("layered", ncells, &summary(&l));
+        for (width, positions) in untried {
+            let limits = within(positions, BEAM_BYTES_PER_POSITION, memory, limits);
+            let b = beam(layout, ncells, width, limits)?;
+            trace("giant-beam", ncells, &b);
+            spent += b.elapsed_ms;
+            if b.outcome != Outcome::Undecided {
+                if let Some(dir) = &config.checkpoint_dir {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                return Ok(SearchResult {
+                    elapsed_ms: spent,
+                    ..b
+                });
+            }
+            late.tried(width)?;
+        }
+    }
+    let l = prove_layered(layout, ncells, limits, config)?;
+    layered_result(layout, ncells, l, spent)
+}
+
+/// The limits of a search for a line: within `positions`, as many as `memory` holds at
+/// `bytes_per_position`, and the cell count's `limits`.
+fn within(positions: u64, bytes_per_position: usize, memory: usize, limits: Limits) -> Limits {
+    Limits {
+        max_positions: positions
+            .min((memory / bytes_per_position) as u64)
+            .min(limits.max_positions),
+        max_millis: limits.max_millis,
     }
 }
 
@@ -253,10 +387,10 @@ enum Looked {
     Open(f64),
 }
 
-/// The lean prover, then the searches for a line ([`Lookouts`]) when it stops at its memory or at
-/// its cap ([`LEAN_POSITIONS`]), as `caps` says: their answer, or how long they took to find none. The
-/// memory budget is `memory`, and the searches for a line run side by side when `threads` are two or
-/// more and the memory holds them.
+/// The lean prover, then the searches for a line ([`Lookouts`], the wide beams `beams`) when it stops
+/// at its memory or at its cap ([`LEAN_POSITIONS`]), as `caps` says: their answer, or how long they
+/// took to find none. The memory budget is `memory`, and the searches for a line run side by side when
+/// `threads` are two or more and the memory holds them.
 #[allow(clippy::too_many_arguments)]
 fn look(
     prover: &mut Prover,
@@ -267,6 +401,7 @@ fn look(
     memory: usize,
     threads: usize,
     caps: &Caps,
+    beams: &[(usize, u64)],
 ) -> Result<Looked> {
     let lean = Limits {
         max_positions: limits.max_positions.min(caps.lean),
@@ -284,19 +419,18 @@ fn look(
     // bytes per position; the first to decide answers. With two threads or more, and the memory for it,
     // the layer beam runs beside the others.
     let spent = r.elapsed_ms;
-    let within = |positions: u64, bytes_per_position: usize| Limits {
-        max_positions: positions
-            .min((memory / bytes_per_position) as u64)
-            .min(limits.max_positions),
-        max_millis: limits.max_millis,
-    };
     let steps = Lookouts {
-        giant_beams: beams_within(caps.beams, prover.wide_beam_positions)
+        giant_beams: beams
             .iter()
-            .map(|&(w, p)| (w, within(p, BEAM_BYTES_PER_POSITION)))
+            .map(|&(w, p)| (w, within(p, BEAM_BYTES_PER_POSITION, memory, limits)))
             .collect(),
-        layer_beam: within(caps.layer_beam, LAYER_BEAM_BYTES_PER_POSITION),
-        solver: within(caps.solver, 2 * BYTES_PER_POSITION),
+        layer_beam: within(
+            caps.layer_beam,
+            LAYER_BEAM_BYTES_PER_POSITION,
+            memory,
+            limits,
+        ),
+        solver: within(caps.solver, 2 * BYTES_PER_POSITION, memory, limits),
     };
     let side_by_side = threads > 1 && steps.fit_side_by_side(memory);
     let t = std::time::Instant::now();
@@ -346,6 +480,7 @@ fn race(
     threads: usize,
     theirs: usize,
     caps: &Caps,
+    beams: &[(usize, u64)],
 ) -> Result<SearchResult> {
     let memory = config.max_memory.unwrap_or(usize::MAX);
     let share = Arc::new(Share::new(threads - 1, memory - theirs));
@@ -383,7 +518,9 @@ fn race(
             let kept = (prover.max_memory, prover.layered_threads);
             prover.max_memory = Some(theirs);
             prover.layered_threads = 1;
-            let looked = look(prover, solver, layout, ncells, limits, theirs, 1, caps);
+            let looked = look(
+                prover, solver, layout, ncells, limits, theirs, 1, caps, beams,
+            );
             (prover.max_memory, prover.layered_threads) = kept;
             looked
         };
@@ -734,6 +871,7 @@ mod tests {
             layer_beam: 10_000,
             solver: 10_000,
             race_after: Duration::ZERO,
+            late_after: u64::MAX,
         };
         let limits = Limits {
             max_positions: 1_000_000,
@@ -841,6 +979,122 @@ mod tests {
             let answered = race_in(deal, max_positions, &dir) != Outcome::Undecided;
             assert_eq!((answered, dir.exists()), (!kept, kept), "deal {deal}");
             let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    /// On one thread, resumable, the wide beams past the first wait for the layered proof's first
+    /// positions: the same outcomes and counts as with every beam first; over deals the searches before
+    /// it decide, that the layered proof decides within its first turn (no late beam), that a late beam
+    /// wins after it (the proof's files gone), and that the layered proof decides after the late beams;
+    /// a cell count decided leaves neither the proof's directory nor the list of beams tried.
+    #[test]
+    fn the_late_beams_wait_for_the_layered_proofs_first_turn() {
+        let caps = |late_after| Caps {
+            lean: 20_000,
+            beams: &[(100, 3_000), (3_000, 150_000)],
+            layer_beam: 5_000,
+            solver: 5_000,
+            race_after: Duration::ZERO,
+            late_after,
+        };
+        let limits = Limits {
+            max_positions: 5_000_000,
+            max_millis: None,
+        };
+        let dir = |deal: u64, ncells: usize, late: bool| {
+            std::env::temp_dir().join(format!(
+                "fcanalyze-late-{}-{deal}-{ncells}-{late}",
+                std::process::id()
+            ))
+        };
+        let run = |deal: u64, ncells: usize, late_after: u64, dir: &Path| {
+            let mut prover = Prover::new();
+            prover.max_memory = Some(64 << 20);
+            prover.wide_beam_positions = 153_000;
+            let layout = Layout::deal(deal).unwrap();
+            let r = prove_within(
+                &mut prover,
+                &mut Solver::new(),
+                &layout,
+                ncells,
+                limits,
+                Some(dir),
+                &caps(late_after),
+            )
+            .unwrap();
+            // A budget spent keeps them for a resume.
+            let decided = r.outcome != Outcome::Undecided;
+            assert!(
+                !decided || !dir.exists(),
+                "deal {deal}: {dir:?} left behind"
+            );
+            assert!(
+                !decided || !tried_file(dir).exists(),
+                "deal {deal}: the beams tried left behind"
+            );
+            let _ = std::fs::remove_dir_all(dir);
+            let _ = std::fs::remove_file(tried_file(dir));
+            if r.outcome == Outcome::Solved {
+                let check = crate::replay::replay(&layout, ncells, &r.solution);
+                assert!(check.is_ok(), "deal {deal}: {check:?}");
+            }
+            r
+        };
+        let after = 60_000;
+        let mut seen = std::collections::BTreeMap::new();
+        // Deals 1 and 2 decided before it; 12 in its first turn; 5 and 37 by the late beam; 27 after.
+        for deal in [1, 2, 5, 12, 27, 37] {
+            for ncells in [0, 1] {
+                let first = run(deal, ncells, u64::MAX, &dir(deal, ncells, false));
+                let late = run(deal, ncells, after, &dir(deal, ncells, true));
+                assert_eq!(late.outcome, first.outcome, "deal {deal}, {ncells} cells");
+                if first.outcome == Outcome::Unsolvable {
+                    assert_eq!(late.positions, first.positions, "deal {deal}");
+                }
+                let kind = if late.outcome == Outcome::Undecided {
+                    "undecided"
+                } else if late.positions <= 20_000 {
+                    "before"
+                } else if late.outcome == Outcome::Unsolvable && late.positions <= after {
+                    "in the first turn"
+                } else if late.outcome == Outcome::Solved && late.positions <= 150_000 {
+                    "a late beam"
+                } else {
+                    "after the late beams"
+                };
+                *seen.entry(kind).or_insert(0) += 1;
+            }
+        }
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        // Resumed from a checkpoint past the first turn (a run stopped there): the late beams not
+        // listed as tried are tried first (deal 5's wins), those listed are not (deal 27 goes on to
+        // its proof either way).
+        for (deal, tried, won_by_beam) in [(5, false, true), (27, false, false), (27, true, false)]
+        {
+            let d = dir(deal, 1, true);
+            let config = LayeredConfig {
+                max_memory: Some(64 << 20),
+                checkpoint_dir: Some(d.clone()),
+                ..LayeredConfig::default()
+            };
+            let first = Limits {
+                max_positions: after,
+                ..limits
+            };
+            let layout = Layout::deal(deal).unwrap();
+            let l = prove_layered(&layout, 1, first, &config).unwrap();
+            assert_eq!(l.outcome, LayeredOutcome::Undecided(Budget::Positions));
+            if tried {
+                std::fs::write(tried_file(&d), "3000\n").unwrap();
+            }
+            let r = run(deal, 1, after, &d);
+            let whole = run(deal, 1, u64::MAX, &dir(deal, 1, false));
+            assert_eq!(r.outcome, whole.outcome, "deal {deal}");
+            let by_beam = r.outcome == Outcome::Solved && r.positions <= 150_000;
+            assert_eq!(by_beam, won_by_beam, "deal {deal}: {}", r.positions);
+            if r.outcome == Outcome::Unsolvable {
+                assert_eq!(r.positions, whole.positions, "deal {deal}");
+            }
         }
     }
 
