@@ -63,11 +63,13 @@ const GIANT_BEAMS: &[(usize, u64)] = &[
 ];
 /// The default of [`Prover::wide_beam_positions`]: the first two of [`GIANT_BEAMS`].
 pub const WIDE_BEAM_POSITIONS: u64 = 52_000_000;
-/// On one thread, with a directory to resume the layered proof from, the wide beams past the first
-/// wait for its first this many positions ([`layered_turns`]): they cost 45-75 s of a core where they
-/// find nothing, and every count they won in 1-1,000,000 had gone past 2.9 billion positions of layered
-/// proof, while in 1-32,000 six of the eight proofs past the lean prover end below a billion (112 to 653
-/// million: the layered proof on one thread, 2-10 million positions a second, takes 15-300 s).
+/// On one thread, with a directory to resume the layered proof from, the wide beams past the first and
+/// the heuristic solver wait for its first this many positions ([`layered_turns`]): the beams cost
+/// 30-75 s of a core where they find nothing, the solver about 20 s, and every count the beams won in
+/// 1-1,000,000 had gone past 2.9 billion positions of layered proof, while in 1-32,000 six of the eight
+/// proofs past the lean prover end below a billion (112 to 653 million: the layered proof on one thread
+/// takes 10-250 s) and the solver decided none of the eight (181 s of CPU in `make results-32k` at
+/// f1ed65c).
 const LATE_BEAMS_AFTER: u64 = 1_000_000_000;
 
 /// The beams of `beams` that fit, in order, within `budget` positions in all (each counted at its
@@ -196,7 +198,8 @@ pub(crate) fn trace(step: &str, cells: usize, r: &SearchResult) {
 /// ([`LayeredConfig::checkpoint_dir`]). When the directory holds a checkpoint, the layered proof goes
 /// on from it: beside the others again on two threads, straight away on one (one thread saves its
 /// checkpoints only once the others have found nothing). On one thread it also lets the wide beams past
-/// the first wait for the layered proof's first [`LATE_BEAMS_AFTER`] positions ([`layered_turns`]).
+/// the first and the heuristic solver wait for the layered proof's first [`LATE_BEAMS_AFTER`] positions
+/// ([`layered_turns`]).
 pub fn prove_bounded(
     prover: &mut Prover,
     solver: &mut Solver,
@@ -235,19 +238,19 @@ fn prove_within(
     let theirs = caps.bytes(memory);
     let beside = n > 1 && memory - theirs >= memory / 4;
     let wide = beams_within(caps.beams, prover.wide_beam_positions);
-    // On one thread, resumable, the wide beams past the first wait for the layered proof's first
-    // positions.
+    // On one thread, resumable, the wide beams past the first and the heuristic solver wait for the
+    // layered proof's first positions.
+    let first = wide.len().min(1);
     let late = match checkpoint {
-        Some(dir) if !beside && wide.len() > 1 && caps.late_after < limits.max_positions => {
-            Some(Late {
-                beams: &wide[1..],
-                after: caps.late_after,
-                tried: tried_file(dir),
-            })
-        }
+        Some(dir) if !beside && caps.late_after < limits.max_positions => Some(Late {
+            beams: &wide[first..],
+            solver: within(caps.solver, 2 * BYTES_PER_POSITION, memory, limits),
+            after: caps.late_after,
+            tried: tried_file(dir),
+        }),
         _ => None,
     };
-    let early = if late.is_some() { &wide[..1] } else { wide };
+    let early = if late.is_some() { &wide[..first] } else { wide };
     let r = if beside {
         race(
             prover, solver, layout, ncells, limits, config, n, theirs, caps, wide,
@@ -256,10 +259,29 @@ fn prove_within(
         // Its checkpoint was saved after the others found nothing, or beside them: one thread cannot
         // tell, and goes straight to it. Beside them, the layered proof goes on from it there, and
         // the others search again (a line they would find is never left to it).
-        layered_turns(layout, ncells, limits, &config, late.as_ref(), memory, 0.0)
+        layered_turns(
+            layout,
+            ncells,
+            limits,
+            &config,
+            late.as_ref(),
+            solver,
+            memory,
+            0.0,
+        )
     } else {
+        let with_solver = late.is_none();
         match look(
-            prover, solver, layout, ncells, limits, memory, n, caps, early,
+            prover,
+            solver,
+            layout,
+            ncells,
+            limits,
+            memory,
+            n,
+            caps,
+            early,
+            with_solver,
         )? {
             Looked::Ended(r) => Ok(r),
             Looked::Open(spent) => layered_turns(
@@ -268,6 +290,7 @@ fn prove_within(
                 limits,
                 &config,
                 late.as_ref(),
+                solver,
                 memory,
                 spent,
             ),
@@ -281,50 +304,70 @@ fn prove_within(
     Ok(r)
 }
 
-/// The wide beams that wait for the layered proof's first `after` positions on one thread
-/// ([`LATE_BEAMS_AFTER`]), and the file beside the proof's directory that lists the widths of those
-/// tried (a proof resumed after them does not try them again; the directory's own files are the
-/// checkpoint's to keep or remove).
+/// The searches for a line that wait for the layered proof's first `after` positions on one thread
+/// ([`LATE_BEAMS_AFTER`]): the wide beams past the first, then the heuristic solver; and the file
+/// beside the proof's directory that lists those tried (a proof resumed after them does not try them
+/// again; the directory's own files are the checkpoint's to keep or remove).
 struct Late<'a> {
     beams: &'a [(usize, u64)],
+    solver: Limits,
     after: u64,
     tried: PathBuf,
 }
 
-/// The file of the late beams tried for the layered proof resumable in `dir`.
+/// A search of [`Late`]: a wide beam of that width, or the heuristic solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LateSearch {
+    Beam(usize, u64),
+    Solver,
+}
+
+impl LateSearch {
+    /// Its line in the file of those tried.
+    fn name(self) -> String {
+        match self {
+            LateSearch::Beam(width, _) => width.to_string(),
+            LateSearch::Solver => "solver".into(),
+        }
+    }
+}
+
+/// The file of the late searches tried for the layered proof resumable in `dir`.
 fn tried_file(dir: &Path) -> PathBuf {
     dir.with_extension("beams")
 }
 
 impl Late<'_> {
-    /// The beams not tried yet, in order (a line that does not read as a width is not a try).
-    fn untried(&self) -> Vec<(usize, u64)> {
+    /// The searches not tried yet, in order.
+    fn untried(&self) -> Vec<LateSearch> {
         let text = std::fs::read_to_string(&self.tried).unwrap_or_default();
-        let tried: Vec<usize> = text.lines().filter_map(|w| w.parse().ok()).collect();
+        let tried: Vec<&str> = text.lines().collect();
         self.beams
             .iter()
-            .filter(|(w, _)| !tried.contains(w))
-            .copied()
+            .map(|&(w, p)| LateSearch::Beam(w, p))
+            .chain([LateSearch::Solver])
+            .filter(|s| !tried.contains(&s.name().as_str()))
             .collect()
     }
 
-    /// The beam of `width` tried, and found nothing.
-    fn tried(&self, width: usize) -> Result<()> {
+    /// `search` tried, and found nothing.
+    fn tried(&self, search: LateSearch) -> Result<()> {
         use std::io::Write;
         let io =
-            |e: std::io::Error| Error::Io(format!("late beams, {}: {e}", self.tried.display()));
+            |e: std::io::Error| Error::Io(format!("late searches, {}: {e}", self.tried.display()));
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.tried)
             .map_err(io)?;
-        writeln!(f, "{width}").map_err(io)
+        writeln!(f, "{}", search.name()).map_err(io)
     }
 }
 
 /// The layered proof on one thread, after `spent` ms of searches that found no line. With `late`
-/// beams not tried yet: first within their `after` positions, then those beams (the first that decides
-/// answers, and the proof's files go), then on from its checkpoint. Without, at once to the end.
+/// searches not tried yet: first within their `after` positions, then those searches (the first that
+/// decides answers, and the proof's files go), then on from its checkpoint. Without, at once to the
+/// end.
 #[allow(clippy::too_many_arguments)]
 fn layered_turns(
     layout: &Layout,
@@ -332,6 +375,7 @@ fn layered_turns(
     limits: Limits,
     config: &LayeredConfig,
     late: Option<&Late>,
+    solver: &mut Solver,
     memory: usize,
     mut spent: f64,
 ) -> Result<SearchResult> {
@@ -347,21 +391,32 @@ fn layered_turns(
         }
         // Its time is counted again by the proof that goes on from its checkpoint.
         trace("layered", ncells, &summary(&l));
-        for (width, positions) in untried {
-            let limits = within(positions, BEAM_BYTES_PER_POSITION, memory, limits);
-            let b = beam(layout, ncells, width, limits)?;
-            trace("giant-beam", ncells, &b);
-            spent += b.elapsed_ms;
-            if b.outcome != Outcome::Undecided {
+        for search in untried {
+            let r = match search {
+                LateSearch::Beam(width, positions) => {
+                    let limits = within(positions, BEAM_BYTES_PER_POSITION, memory, limits);
+                    let b = beam(layout, ncells, width, limits)?;
+                    trace("giant-beam", ncells, &b);
+                    b
+                }
+                LateSearch::Solver => {
+                    let r = giant_solver(layout, ncells, solver, late.solver)?;
+                    *solver = Solver::new();
+                    trace("giant-solver", ncells, &r);
+                    r
+                }
+            };
+            spent += r.elapsed_ms;
+            if r.outcome != Outcome::Undecided {
                 if let Some(dir) = &config.checkpoint_dir {
                     let _ = std::fs::remove_dir_all(dir);
                 }
                 return Ok(SearchResult {
                     elapsed_ms: spent,
-                    ..b
+                    ..r
                 });
             }
-            late.tried(width)?;
+            late.tried(search)?;
         }
     }
     let l = prove_layered(layout, ncells, limits, config)?;
@@ -402,6 +457,7 @@ fn look(
     threads: usize,
     caps: &Caps,
     beams: &[(usize, u64)],
+    with_solver: bool,
 ) -> Result<Looked> {
     let lean = Limits {
         max_positions: limits.max_positions.min(caps.lean),
@@ -430,7 +486,7 @@ fn look(
             memory,
             limits,
         ),
-        solver: within(caps.solver, 2 * BYTES_PER_POSITION, memory, limits),
+        solver: with_solver.then(|| within(caps.solver, 2 * BYTES_PER_POSITION, memory, limits)),
     };
     let side_by_side = threads > 1 && steps.fit_side_by_side(memory);
     let t = std::time::Instant::now();
@@ -519,7 +575,7 @@ fn race(
             prover.max_memory = Some(theirs);
             prover.layered_threads = 1;
             let looked = look(
-                prover, solver, layout, ncells, limits, theirs, 1, caps, beams,
+                prover, solver, layout, ncells, limits, theirs, 1, caps, beams, true,
             );
             (prover.max_memory, prover.layered_threads) = kept;
             looked
@@ -606,7 +662,8 @@ type Steps = Vec<(&'static str, SearchResult)>;
 struct Lookouts {
     giant_beams: Vec<(usize, Limits)>,
     layer_beam: Limits,
-    solver: Limits,
+    /// `None`: the solver waits for the layered proof ([`Late`]).
+    solver: Option<Limits>,
 }
 
 impl Lookouts {
@@ -621,7 +678,8 @@ impl Lookouts {
             .map(|(_, l)| bytes(l, BEAM_BYTES_PER_POSITION))
             .max()
             .unwrap_or(0);
-        let other = beams.max(bytes(&self.solver, 2 * BYTES_PER_POSITION));
+        let solver = self.solver.map_or(0, |l| bytes(&l, 2 * BYTES_PER_POSITION));
+        let other = beams.max(solver);
         other + bytes(&self.layer_beam, LAYER_BEAM_BYTES_PER_POSITION) <= memory
     }
 
@@ -642,8 +700,11 @@ impl Lookouts {
                 return Ok((beams, vec![]));
             }
             let mut rest = vec![("layer-beam", self.layer_beam(layout, ncells)?)];
-            if !decided(&rest) {
-                rest.push(("giant-solver", self.solver(layout, ncells, solver)?));
+            if let (false, Some(limits)) = (decided(&rest), self.solver) {
+                rest.push((
+                    "giant-solver",
+                    giant_solver(layout, ncells, solver, limits)?,
+                ));
             }
             return Ok((beams, rest));
         }
@@ -661,7 +722,11 @@ impl Lookouts {
                     return Ok((beams, None));
                 }
                 let _stop = StopHere::on(layer_won.clone());
-                Ok((beams, Some(self.solver(layout, ncells, solver)?)))
+                let solved = match self.solver {
+                    Some(limits) => Some(giant_solver(layout, ncells, solver, limits)?),
+                    None => None,
+                };
+                Ok((beams, solved))
             });
             let layer = {
                 let _stop = StopHere::on(beam_won.clone());
@@ -701,13 +766,18 @@ impl Lookouts {
         let (width, layer_cap, _) = GIANT_LAYER_BEAM;
         layer_beam(layout, ncells, width, layer_cap, self.layer_beam)
     }
+}
 
-    /// The heuristic solver. Its positions cost [`BYTES_PER_POSITION`] on average, and up to twice that
-    /// while its arena and table double (deal 982 at 2 cells reached 13.5 GB under a 10 GiB budget with
-    /// a 48-byte estimate).
-    fn solver(&self, layout: &Layout, ncells: usize, solver: &mut Solver) -> Result<SearchResult> {
-        solver.search(layout, ncells, Strategy::Solve, self.solver)
-    }
+/// The heuristic solver within `limits`. Its positions cost [`BYTES_PER_POSITION`] on average, and up
+/// to twice that while its arena and table double (deal 982 at 2 cells reached 13.5 GB under a 10 GiB
+/// budget with a 48-byte estimate).
+fn giant_solver(
+    layout: &Layout,
+    ncells: usize,
+    solver: &mut Solver,
+    limits: Limits,
+) -> Result<SearchResult> {
+    solver.search(layout, ncells, Strategy::Solve, limits)
 }
 
 /// The layered proof's answer `l` as a search result (a line replayed when won), after `spent` ms of
@@ -776,7 +846,7 @@ mod tests {
         let steps = Lookouts {
             giant_beams: vec![(50, limits(3_000)), (200, limits(20_000))],
             layer_beam: limits(40_000),
-            solver: limits(20_000),
+            solver: Some(limits(20_000)),
         };
         let answer = |(a, b): (Steps, Steps)| {
             a.into_iter()
@@ -826,7 +896,7 @@ mod tests {
         let steps = Lookouts {
             giant_beams,
             layer_beam: Limits::default(),
-            solver: Limits::default(),
+            solver: None,
         };
         let beams = steps.beams(&layout, 1).unwrap();
         let outcomes: Vec<_> = beams.iter().map(|(_, r)| r.outcome).collect();
@@ -982,8 +1052,8 @@ mod tests {
         }
     }
 
-    /// On one thread, resumable, the wide beams past the first wait for the layered proof's first
-    /// positions: the same outcomes and counts as with every beam first; over deals the searches before
+    /// On one thread, resumable, the wide beams past the first and the heuristic solver wait for the
+    /// layered proof's first positions: the same outcomes and counts as with them first; over deals the searches before
     /// it decide, that the layered proof decides within its first turn (no late beam), that a late beam
     /// wins after it (the proof's files gone), and that the layered proof decides after the late beams;
     /// a cell count decided leaves neither the proof's directory nor the list of beams tried.
@@ -1066,9 +1136,9 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 4, "{seen:?}");
-        // Resumed from a checkpoint past the first turn (a run stopped there): the late beams not
-        // listed as tried are tried first (deal 5's wins), those listed are not (deal 27 goes on to
-        // its proof either way).
+        // Resumed from a checkpoint past the first turn (a run stopped there): the late searches not
+        // listed as tried are tried first (deal 5's beam wins), those listed are not (deal 27 goes on
+        // to its proof either way).
         for (deal, tried, won_by_beam) in [(5, false, true), (27, false, false), (27, true, false)]
         {
             let d = dir(deal, 1, true);
