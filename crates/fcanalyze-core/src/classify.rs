@@ -22,14 +22,15 @@
 //!
 //! The lines found are those of whichever search won, up to thousands of moves: the line with the least
 //! cells (the one tables store) is shortened ([`crate::shorten`], within [`ClassifyLimits::shorten`])
-//! before it is returned; the lines with more cells are left as found.
+//! before it is returned, and searched for again by the beams when it stays long ([`short_line`]); the
+//! lines with more cells are left as found.
 
 use crate::beam::beam;
 use crate::cascade::{prove_bounded, trace};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::limits::Limits;
-use crate::outcome::{Outcome, SearchResult};
+use crate::outcome::{Outcome, SearchResult, SolutionMove};
 use crate::prover::Prover;
 use crate::shorten::{Shortener, Shortening};
 use crate::solver::{Solver, Strategy};
@@ -97,6 +98,9 @@ pub const SHORTEN: Shortening = Shortening {
 pub const MIDDLE_POSITIONS: u64 = 100_000;
 /// See [`MIDDLE_POSITIONS`].
 pub const FIRST_PROOF_POSITIONS: u64 = 2_000_000;
+
+/// Player moves past which a classification's shortened line is searched for again ([`short_line`]).
+pub const LONG_LINE: usize = 150;
 
 /// The beams of [`ClassifyLimits::default`]. On deals 1-19,000 the prover solved 90 cell counts only
 /// after more than a million positions (5,240 s together, some after 250 million): a beam of 10,000 or
@@ -196,8 +200,16 @@ impl Classifier {
         let mut searches = kept_searches(slots, lower, upper);
         if let (Some(budget), Some(u)) = (limits.shorten, upper) {
             if let Some(c) = searches.iter_mut().find(|c| c.cells == u) {
-                self.shortener
-                    .shorten_result(layout, u, &mut c.result, budget)?;
+                let (line, searched_ms) = short_line(
+                    &mut self.shortener,
+                    layout,
+                    u,
+                    &c.result.solution,
+                    budget,
+                    limits.beams,
+                )?;
+                c.result.solution = line;
+                c.result.elapsed_ms += searched_ms;
             }
         }
         Ok(Classification {
@@ -381,6 +393,48 @@ impl Classifier {
         )?;
         Ok(put(slots, k, r, true))
     }
+}
+
+/// The shortened line of a classification: `line` (a win with `ncells` cells) shortened within
+/// `budget`. When it stays longer than [`LONG_LINE`] player moves, the beams `beams` look for another
+/// line from the start, which is shortened too, and the shorter of the two is kept (the first on a tie).
+/// Also the milliseconds of those beams (0 when they did not run). A line of the prover's depth-first
+/// search runs to thousands of moves, which the budget cannot undo: in `make results-32k` at f1ed65c
+/// the first proof (`ClassifyLimits::first_proof_positions`) found the line of deal 23628 with 1 cell
+/// (1,901,485 positions), left at 1,980 moves, where the beams had found one of 58, and 13 stored lines
+/// were past 150 moves (3 before the first proof, the longest 275).
+pub fn short_line(
+    shortener: &mut Shortener,
+    layout: &Layout,
+    ncells: usize,
+    line: &[SolutionMove],
+    budget: Shortening,
+    beams: &[(usize, u64)],
+) -> Result<(Vec<SolutionMove>, f64)> {
+    let moves = |l: &[SolutionMove]| l.iter().filter(|m| !m.auto).count();
+    let short = shortener.shorten(layout, ncells, line, budget)?;
+    if moves(&short) <= LONG_LINE {
+        return Ok((short, 0.0));
+    }
+    let mut searched_ms = 0.0;
+    for &(width, positions) in beams {
+        let limits = Limits {
+            max_positions: positions,
+            max_millis: None,
+        };
+        let r = beam(layout, ncells, width, limits)?;
+        searched_ms += r.elapsed_ms;
+        if r.outcome == Outcome::Solved {
+            let other = shortener.shorten(layout, ncells, &r.solution, budget)?;
+            let kept = if moves(&other) < moves(&short) {
+                other
+            } else {
+                short
+            };
+            return Ok((kept, searched_ms));
+        }
+    }
+    Ok((short, searched_ms))
 }
 
 /// Put the result `r` of a search with `k` cells in `slots[k]` (`proved`: it comes from the prover),

@@ -68,7 +68,8 @@ pub use replay::replay;
 
 // Classification.
 pub use classify::{
-    classify, Classification, Classifier, ClassifyLimits, SHORTEN as CLASSIFY_SHORTEN,
+    classify, short_line as classify_short_line, Classification, Classifier, ClassifyLimits,
+    BEAMS as CLASSIFY_BEAMS, LONG_LINE as CLASSIFY_LONG_LINE, SHORTEN as CLASSIFY_SHORTEN,
 };
 
 /// For the lab (`crates/fcanalyze-lab`) and the benches only: experiment entry points that are not

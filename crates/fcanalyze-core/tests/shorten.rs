@@ -212,3 +212,58 @@ fn a_classification_shortens_the_line_with_the_least_cells() {
         }
     }
 }
+
+#[test]
+fn a_classification_searches_again_for_a_line_its_shortening_leaves_long() {
+    // Deal 23628 needs 1 cell: the first proof finds its line with 1 cell, thousands of moves, which
+    // the shortening's budget leaves far past 150; the classification's beams find another from the
+    // start, shortened to a few dozen moves.
+    let layout = Layout::deal(23628).unwrap();
+    let found = fccore::classify(
+        &layout,
+        1,
+        fccore::ClassifyLimits {
+            shorten: None,
+            ..fccore::ClassifyLimits::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((found.lower, found.upper), (1, Some(1)));
+    let line = &found.searches.last().unwrap().result.solution;
+    let budget = fccore::CLASSIFY_SHORTEN;
+    let shortened = shorten(&layout, 1, line, budget).unwrap();
+    assert!(player_moves(&shortened) > fccore::CLASSIFY_LONG_LINE);
+    let (short, ms) = fccore::classify_short_line(
+        &mut Shortener::new(),
+        &layout,
+        1,
+        line,
+        budget,
+        fccore::CLASSIFY_BEAMS,
+    )
+    .unwrap();
+    assert!(ms > 0.0);
+    assert!(player_moves(&short) <= 80, "{} moves", player_moves(&short));
+    assert!(replay(&layout, 1, &short).is_ok());
+    // A classification stores that line.
+    let c = fccore::classify(&layout, 1, fccore::ClassifyLimits::default()).unwrap();
+    assert_eq!(c.searches.last().unwrap().result.solution, short);
+    // A line the shortening makes short enough is not searched for again.
+    let line = fast(1, 4).solution;
+    let (short, ms) = fccore::classify_short_line(
+        &mut Shortener::new(),
+        &Layout::deal(1).unwrap(),
+        4,
+        &line,
+        budget,
+        fccore::CLASSIFY_BEAMS,
+    )
+    .unwrap();
+    assert_eq!(
+        (short, ms),
+        (
+            shorten(&Layout::deal(1).unwrap(), 4, &line, budget).unwrap(),
+            0.0
+        )
+    );
+}

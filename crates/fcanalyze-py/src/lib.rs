@@ -170,7 +170,8 @@ fn shortening(
 /// (`fccore::Shortener`: beams of `width` around the line, storing at most `max_positions` positions
 /// in all) and replayed by the core: never longer than the line given. Raises ValueError when the line
 /// does not win. `autoplay`: the automatic moves (`"safe"` or `"max"`). `like`: whose shortening
-/// (`"bulk"`, `solve_deals`'; `"classify"`, a classification's: its defaults and its beams' weights).
+/// (`"bulk"`, `solve_deals`'; `"classify"`, a classification's: its defaults, its beams' weights, and
+/// a line it leaves long searched for again by beams, `fccore::classify_short_line`).
 #[pyfunction]
 #[pyo3(signature = (source, cells, moves, width=None, max_positions=None, autoplay="safe", like="bulk"))]
 #[allow(clippy::too_many_arguments)]
@@ -203,8 +204,25 @@ fn shorten<'py>(
             e.index, e.reason
         )));
     }
-    let line =
-        interruptible(py, || fccore::shorten(&layout, cells, &moves, budget))?.map_err(to_py)?;
+    // A classification's line that stays long is searched for again, as `classify` does.
+    let classify = like == "classify";
+    let line = interruptible(py, || {
+        if classify {
+            let mut shortener = fccore::Shortener::new();
+            fccore::classify_short_line(
+                &mut shortener,
+                &layout,
+                cells,
+                &moves,
+                budget,
+                fccore::CLASSIFY_BEAMS,
+            )
+            .map(|(line, _)| line)
+        } else {
+            fccore::shorten(&layout, cells, &moves, budget)
+        }
+    })?
+    .map_err(to_py)?;
     let out = PyList::empty(py);
     for m in &line {
         out.append(convert::move_dict(py, m)?)?;
