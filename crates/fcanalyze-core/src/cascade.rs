@@ -255,34 +255,28 @@ fn prove_within(
         race(
             prover, solver, layout, ncells, limits, config, n, theirs, caps, wide,
         )
-    } else if checkpoint.is_some_and(has_checkpoint) {
-        // Its checkpoint was saved after the others found nothing, or beside them: one thread cannot
-        // tell, and goes straight to it. Beside them, the layered proof goes on from it there, and
-        // the others search again (a line they would find is never left to it).
-        layered_turns(
-            layout,
-            ncells,
-            limits,
-            &config,
-            late.as_ref(),
-            solver,
-            memory,
-            0.0,
-        )
     } else {
-        let with_solver = late.is_none();
-        match look(
-            prover,
-            solver,
-            layout,
-            ncells,
-            limits,
-            memory,
-            n,
-            caps,
-            early,
-            with_solver,
-        )? {
+        let looked = if checkpoint.is_some_and(has_checkpoint) {
+            // Its checkpoint was saved after the others found nothing, or beside them: one thread
+            // cannot tell, and goes straight to it. Beside them, the layered proof goes on from it
+            // there, and the others search again (a line they would find is never left to it).
+            Looked::Open(0.0)
+        } else {
+            let with_solver = late.is_none();
+            look(
+                prover,
+                solver,
+                layout,
+                ncells,
+                limits,
+                memory,
+                n,
+                caps,
+                early,
+                with_solver,
+            )?
+        };
+        match looked {
             Looked::Ended(r) => Ok(r),
             Looked::Open(spent) => layered_turns(
                 layout,

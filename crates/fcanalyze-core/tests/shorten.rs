@@ -20,6 +20,15 @@ fn fast(deal: u64, cells: usize) -> SearchResult {
     r
 }
 
+/// The classification of `layout` with up to `max_cells` cells, its lines as found (not shortened).
+fn classified_as_found(layout: &Layout, max_cells: usize) -> fccore::Classification {
+    let limits = fccore::ClassifyLimits {
+        shorten: None,
+        ..fccore::ClassifyLimits::default()
+    };
+    fccore::classify(layout, max_cells, limits).unwrap()
+}
+
 fn player_moves(line: &[SolutionMove]) -> usize {
     line.iter().filter(|m| !m.auto).count()
 }
@@ -183,15 +192,7 @@ fn a_line_that_does_not_win_is_refused() {
 fn a_classification_shortens_the_line_with_the_least_cells() {
     // Deal 3 needs 2 cells (a proof with 1); its line with 2 cells is shortened, nothing else changes.
     let layout = Layout::deal(3).unwrap();
-    let found = fccore::classify(
-        &layout,
-        4,
-        fccore::ClassifyLimits {
-            shorten: None,
-            ..fccore::ClassifyLimits::default()
-        },
-    )
-    .unwrap();
+    let found = classified_as_found(&layout, 4);
     let short = fccore::classify(&layout, 4, fccore::ClassifyLimits::default()).unwrap();
     assert_eq!((short.lower, short.upper), (2, Some(2)));
     assert_eq!((found.lower, found.upper), (2, Some(2)));
@@ -219,15 +220,7 @@ fn a_classification_searches_again_for_a_line_its_shortening_leaves_long() {
     // the shortening's budget leaves far past 150; the classification's beams find another from the
     // start, shortened to a few dozen moves.
     let layout = Layout::deal(23628).unwrap();
-    let found = fccore::classify(
-        &layout,
-        1,
-        fccore::ClassifyLimits {
-            shorten: None,
-            ..fccore::ClassifyLimits::default()
-        },
-    )
-    .unwrap();
+    let found = classified_as_found(&layout, 1);
     assert_eq!((found.lower, found.upper), (1, Some(1)));
     let line = &found.searches.last().unwrap().result.solution;
     let budget = fccore::CLASSIFY_SHORTEN;
