@@ -232,7 +232,14 @@ impl Diver {
             self.rng ^= self.rng << 13;
             self.rng ^= self.rng >> 7;
             self.rng ^= self.rng << 17;
-            score += (self.rng % self.noise as u64) as u32;
+            // A mask where the noise is a power of two (the portfolio's 32): the same draw as the
+            // remainder, without a 64-bit division for every child (7% of `add_children`'s samples).
+            let n = self.noise as u64;
+            score += if n.is_power_of_two() {
+                (self.rng & (n - 1)) as u32
+            } else {
+                (self.rng % n) as u32
+            };
         }
         self.order
             .push((score as u64) << 32 | self.arena.len() as u64);
@@ -252,14 +259,15 @@ impl Diver {
 /// all of them costs more than these scans.
 #[inline(always)]
 fn take_least(rest: &mut [u64]) -> u32 {
-    let mut best = 0;
-    for i in 1..rest.len() {
-        if rest[i] < rest[best] {
-            best = i;
+    // The least so far is kept in a register: no load of it and no bounds check per entry.
+    let (mut best, mut least) = (0, rest[0]);
+    for (i, &v) in rest.iter().enumerate().skip(1) {
+        if v < least {
+            (best, least) = (i, v);
         }
     }
     rest.swap(0, best);
-    rest[0] as u32
+    least as u32
 }
 
 /// A frame of a dive: a visited position and its children still to try (a range of the dive's order).
