@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fcanalyze import _core, runner, shards
+from fcanalyze import _core, runner
 from fcanalyze.cli.errors import BadInput
 from fcanalyze.cli.guard import Command
 from fcanalyze.cli.inputs import output_directory
@@ -15,12 +15,12 @@ from fcanalyze.cli.options import (
     CELLS,
     MEMORY_MB,
     PARALLEL,
-    SHARD_SIZE,
     U64_MAX,
     Bounded,
     budget_options,
     engine_options,
     open_engine,
+    output_options,
     plural,
     shorten_option,
 )
@@ -55,19 +55,7 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
 )
 @budget_options
 @engine_options
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Output directory (created; an interrupted run in it is resumed).",
-)
-@click.option(
-    "--shard-size",
-    type=SHARD_SIZE,
-    default=shards.DEFAULT_SIZE,
-    show_default=True,
-    help="Deals per shard file (fixed, aligned blocks of deal numbers).",
-)
+@output_options
 @click.option(
     "--max-memory",
     "max_memory_mb",

@@ -6,10 +6,12 @@ import json
 import re
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from fcanalyze import shards
 from fcanalyze.cli.errors import BadInput
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -117,6 +119,23 @@ def budget_options(f: F) -> F:
         default=None,
         metavar="N",
         help="Stop after storing this many positions (the answer is then undecided).",
+    )(f)
+
+
+def output_options(f: F) -> F:
+    """``--out`` and ``--shard-size``: where a range's run writes its shards, and their size."""
+    f = click.option(
+        "--shard-size",
+        type=SHARD_SIZE,
+        default=shards.DEFAULT_SIZE,
+        show_default=True,
+        help="Deals per shard file (fixed, aligned blocks of deal numbers).",
+    )(f)
+    return click.option(
+        "--out",
+        type=click.Path(file_okay=False, path_type=Path),
+        required=True,
+        help="Output directory (created; an interrupted run in it is resumed).",
     )(f)
 
 

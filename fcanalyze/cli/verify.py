@@ -12,13 +12,13 @@ from fcanalyze.cli.errors import EXIT_OK, BadInput
 from fcanalyze.cli.guard import Command
 from fcanalyze.cli.inputs import MAX_LIST_BYTES, output_directory, read_text
 from fcanalyze.cli.options import (
-    SHARD_SIZE,
     autoplay_option,
     budget_options,
     echo_json,
     engine_options,
     format_option,
     open_engine,
+    output_options,
     shorten_option,
 )
 from fcanalyze.cli.progress import Progress
@@ -50,19 +50,7 @@ def read_expected(path: Path) -> list[int]:
 )
 @budget_options
 @engine_options
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Output directory (created; an interrupted run in it is resumed).",
-)
-@click.option(
-    "--shard-size",
-    type=SHARD_SIZE,
-    default=shards.DEFAULT_SIZE,
-    show_default=True,
-    help="Deals per shard file.",
-)
+@output_options
 @shorten_option(0)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @autoplay_option
