@@ -22,8 +22,10 @@
 //!
 //! The lines found are those of whichever search won, up to thousands of moves: the line with the least
 //! cells (the one tables store) is shortened ([`crate::shorten`], within [`ClassifyLimits::shorten`])
-//! before it is returned, and searched for again by the beams when it stays long ([`short_line`]); the
-//! lines with more cells are left as found.
+//! before it is returned, and searched for again by the beams, then shortened wider, when it stays long
+//! ([`short_line`]); the lines with more cells are left as found.
+
+use std::time::Instant;
 
 use crate::beam::beam;
 use crate::cascade::{prove_bounded, trace};
@@ -101,6 +103,14 @@ pub const FIRST_PROOF_POSITIONS: u64 = 2_000_000;
 
 /// Player moves past which a classification's shortened line is searched for again ([`short_line`]).
 pub const LONG_LINE: usize = 150;
+
+/// The least width and budget of positions with which [`short_line`] shortens a line that is still
+/// past [`LONG_LINE`] after the beams. The four stored lines of results/32k past 150 moves at 5de4b6b
+/// (the beams found none shorter) each took one: deal 12284 with 1 cell 275 moves → 78 (3.1 s),
+/// 15247 with 2 cells 250 → 67 (1.7 s), 30780 with 2 cells 217 → 48 (1.4 s), 15329 with 1 cell 161 →
+/// 56 (1.6 s), on a core shared with the 1m run; a width of 10 within 200,000 positions left 136, 92,
+/// 49 and 67, and 1,000 within 10 million 55, 64, 48 and 54 in 6-14 s.
+pub const LONG_SHORTEN: (usize, u64) = (100, 2_000_000);
 
 /// The beams of [`ClassifyLimits::default`]. On deals 1-19,000 the prover solved 90 cell counts only
 /// after more than a million positions (5,240 s together, some after 250 million): a beam of 10,000 or
@@ -397,12 +407,13 @@ impl Classifier {
 
 /// The shortened line of a classification: `line` (a win with `ncells` cells) shortened within
 /// `budget`. When it stays longer than [`LONG_LINE`] player moves, the beams `beams` look for another
-/// line from the start, which is shortened too, and the shorter of the two is kept (the first on a tie).
-/// Also the milliseconds of those beams (0 when they did not run). A line of the prover's depth-first
-/// search runs to thousands of moves, which the budget cannot undo: in `make results-32k` at f1ed65c
-/// the first proof (`ClassifyLimits::first_proof_positions`) found the line of deal 23628 with 1 cell
-/// (1,901,485 positions), left at 1,980 moves, where the beams had found one of 58, and 13 stored lines
-/// were past 150 moves (3 before the first proof, the longest 275).
+/// line from the start, which is shortened too, and the shorter of the two is kept (the first on a tie);
+/// a line still past [`LONG_LINE`] is then shortened again, wider and within more positions
+/// ([`LONG_SHORTEN`]). Also the milliseconds of those searches (0 when they did not run). A line of the
+/// prover's depth-first search runs to thousands of moves, which the budget cannot undo: in `make
+/// results-32k` at f1ed65c the first proof (`ClassifyLimits::first_proof_positions`) found the line of
+/// deal 23628 with 1 cell (1,901,485 positions), left at 1,980 moves, where the beams had found one of
+/// 58, and 13 stored lines were past 150 moves (3 before the first proof, the longest 275).
 pub fn short_line(
     shortener: &mut Shortener,
     layout: &Layout,
@@ -412,7 +423,7 @@ pub fn short_line(
     beams: &[(usize, u64)],
 ) -> Result<(Vec<SolutionMove>, f64)> {
     let moves = |l: &[SolutionMove]| l.iter().filter(|m| !m.auto).count();
-    let short = shortener.shorten(layout, ncells, line, budget)?;
+    let mut short = shortener.shorten(layout, ncells, line, budget)?;
     if moves(&short) <= LONG_LINE {
         return Ok((short, 0.0));
     }
@@ -426,13 +437,23 @@ pub fn short_line(
         searched_ms += r.elapsed_ms;
         if r.outcome == Outcome::Solved {
             let other = shortener.shorten(layout, ncells, &r.solution, budget)?;
-            let kept = if moves(&other) < moves(&short) {
-                other
-            } else {
-                short
-            };
-            return Ok((kept, searched_ms));
+            if moves(&other) < moves(&short) {
+                short = other;
+            }
+            break;
         }
+    }
+    if moves(&short) > LONG_LINE {
+        let start = Instant::now();
+        let (width, positions) = LONG_SHORTEN;
+        let wide = Shortening {
+            width: budget.width.max(width),
+            max_positions: budget.max_positions.max(positions),
+            ..budget
+        };
+        // Never longer than the line given.
+        short = shortener.shorten(layout, ncells, &short, wide)?;
+        searched_ms += start.elapsed().as_secs_f64() * 1e3;
     }
     Ok((short, searched_ms))
 }

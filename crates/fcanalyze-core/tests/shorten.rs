@@ -215,6 +215,32 @@ fn a_classification_shortens_the_line_with_the_least_cells() {
 }
 
 #[test]
+fn a_line_the_beams_leave_long_is_shortened_once_more_wider() {
+    // Deal 15247 needs 2 cells: its line as found stays past 150 moves after the classification's
+    // shortening, and the beams find no line with 2 cells; results/32k stored 250 moves at 5de4b6b. The
+    // wider shortening (`LONG_SHORTEN`) takes it to a few dozen.
+    let layout = Layout::deal(15247).unwrap();
+    let found = classified_as_found(&layout, 2);
+    assert_eq!((found.lower, found.upper), (2, Some(2)));
+    let line = &found.searches.last().unwrap().result.solution;
+    let budget = fccore::CLASSIFY_SHORTEN;
+    let shortened = shorten(&layout, 2, line, budget).unwrap();
+    assert!(player_moves(&shortened) > fccore::CLASSIFY_LONG_LINE);
+    let (short, ms) = fccore::classify_short_line(
+        &mut Shortener::new(),
+        &layout,
+        2,
+        line,
+        budget,
+        fccore::CLASSIFY_BEAMS,
+    )
+    .unwrap();
+    assert!(ms > 0.0);
+    assert!(player_moves(&short) <= 100, "{} moves", player_moves(&short));
+    assert!(replay(&layout, 2, &short).is_ok());
+}
+
+#[test]
 fn a_classification_searches_again_for_a_line_its_shortening_leaves_long() {
     // Deal 23628 needs 1 cell: the first proof finds its line with 1 cell, thousands of moves, which
     // the shortening's budget leaves far past 150; the classification's beams find another from the

@@ -171,7 +171,8 @@ fn shortening(
 /// in all) and replayed by the core: never longer than the line given. Raises ValueError when the line
 /// does not win. `autoplay`: the automatic moves (`"safe"` or `"max"`). `like`: whose shortening
 /// (`"bulk"`, `solve_deals`'; `"classify"`, a classification's: its defaults, its beams' weights, and
-/// a line it leaves long searched for again by beams, `fccore::classify_short_line`).
+/// a line it leaves long searched for again by beams, then shortened wider,
+/// `fccore::classify_short_line`).
 #[pyfunction]
 #[pyo3(signature = (source, cells, moves, width=None, max_positions=None, autoplay="safe", like="bulk"))]
 #[allow(clippy::too_many_arguments)]
