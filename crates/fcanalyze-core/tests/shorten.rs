@@ -214,30 +214,41 @@ fn a_classification_shortens_the_line_with_the_least_cells() {
     }
 }
 
-#[test]
-fn a_line_the_beams_leave_long_is_shortened_once_more_wider() {
-    // Deal 15247 needs 2 cells: its line as found stays past 150 moves after the classification's
-    // shortening, and the beams find no line with 2 cells; results/32k stored 250 moves at 5de4b6b. The
-    // wider shortening (`LONG_SHORTEN`) takes it to a few dozen.
-    let layout = Layout::deal(15247).unwrap();
-    let found = classified_as_found(&layout, 2);
-    assert_eq!((found.lower, found.upper), (2, Some(2)));
+/// Deal `deal` needs `cells` cells and its line as found stays past 150 moves after the
+/// classification's shortening: its layout and the line `classify_short_line` makes of that line
+/// (after searches of its own), replayed.
+fn long_line_made_short(deal: u64, cells: usize) -> (Layout, Vec<SolutionMove>) {
+    let layout = Layout::deal(deal).unwrap();
+    let found = classified_as_found(&layout, cells);
+    assert_eq!((found.lower, found.upper), (cells, Some(cells)));
     let line = &found.searches.last().unwrap().result.solution;
     let budget = fccore::CLASSIFY_SHORTEN;
-    let shortened = shorten(&layout, 2, line, budget).unwrap();
+    let shortened = shorten(&layout, cells, line, budget).unwrap();
     assert!(player_moves(&shortened) > fccore::CLASSIFY_LONG_LINE);
     let (short, ms) = fccore::classify_short_line(
         &mut Shortener::new(),
         &layout,
-        2,
+        cells,
         line,
         budget,
         fccore::CLASSIFY_BEAMS,
     )
     .unwrap();
     assert!(ms > 0.0);
-    assert!(player_moves(&short) <= 100, "{} moves", player_moves(&short));
-    assert!(replay(&layout, 2, &short).is_ok());
+    assert!(replay(&layout, cells, &short).is_ok());
+    (layout, short)
+}
+
+#[test]
+fn a_line_the_beams_leave_long_is_shortened_once_more_wider() {
+    // Deal 15247 needs 2 cells, and the beams find no line with 2 cells: results/32k stored 250 moves
+    // at 5de4b6b. The wider shortening (`LONG_SHORTEN`) takes it to a few dozen.
+    let (_, short) = long_line_made_short(15247, 2);
+    assert!(
+        player_moves(&short) <= 100,
+        "{} moves",
+        player_moves(&short)
+    );
 }
 
 #[test]
@@ -245,30 +256,14 @@ fn a_classification_searches_again_for_a_line_its_shortening_leaves_long() {
     // Deal 23628 needs 1 cell: the first proof finds its line with 1 cell, thousands of moves, which
     // the shortening's budget leaves far past 150; the classification's beams find another from the
     // start, shortened to a few dozen moves.
-    let layout = Layout::deal(23628).unwrap();
-    let found = classified_as_found(&layout, 1);
-    assert_eq!((found.lower, found.upper), (1, Some(1)));
-    let line = &found.searches.last().unwrap().result.solution;
-    let budget = fccore::CLASSIFY_SHORTEN;
-    let shortened = shorten(&layout, 1, line, budget).unwrap();
-    assert!(player_moves(&shortened) > fccore::CLASSIFY_LONG_LINE);
-    let (short, ms) = fccore::classify_short_line(
-        &mut Shortener::new(),
-        &layout,
-        1,
-        line,
-        budget,
-        fccore::CLASSIFY_BEAMS,
-    )
-    .unwrap();
-    assert!(ms > 0.0);
+    let (layout, short) = long_line_made_short(23628, 1);
     assert!(player_moves(&short) <= 80, "{} moves", player_moves(&short));
-    assert!(replay(&layout, 1, &short).is_ok());
     // A classification stores that line.
     let c = fccore::classify(&layout, 1, fccore::ClassifyLimits::default()).unwrap();
     assert_eq!(c.searches.last().unwrap().result.solution, short);
     // A line the shortening makes short enough is not searched for again.
     let line = fast(1, 4).solution;
+    let budget = fccore::CLASSIFY_SHORTEN;
     let (short, ms) = fccore::classify_short_line(
         &mut Shortener::new(),
         &Layout::deal(1).unwrap(),
