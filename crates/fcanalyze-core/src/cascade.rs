@@ -94,6 +94,10 @@ const BEAM_BYTES_PER_POSITION: usize = 112;
 const GIANT_LAYER_BEAM: (usize, usize, u64) = (20_000, 1_000_000, 30_000_000);
 /// Most bytes a layer beam holds per position kept (its map of parents while it doubles, the seeds).
 const LAYER_BEAM_BYTES_PER_POSITION: usize = 160;
+/// Bytes a position of the heuristic solver may hold: [`BYTES_PER_POSITION`] on average, up to twice that
+/// while its arena and table double (deal 982 at 2 cells reached 13.5 GB under a 10 GiB budget with a
+/// 48-byte estimate).
+const SOLVER_BYTES_PER_POSITION: usize = 2 * BYTES_PER_POSITION;
 /// Most positions of the heuristic solver after the beams. It used to search with as many positions as
 /// the memory holds (100 million and more, minutes), and in deals 1-32,000 it never decided a cell
 /// count the layered proof then did not: the layered proof finds lines too. A depth-first solver that
@@ -143,13 +147,18 @@ impl Caps {
         [
             most(self.lean, LEAN_BYTES_PER_POSITION),
             most(self.layer_beam, LAYER_BEAM_BYTES_PER_POSITION),
-            most(self.solver, 2 * BYTES_PER_POSITION),
+            most(self.solver, SOLVER_BYTES_PER_POSITION),
         ]
         .into_iter()
         .chain(beams)
         .max()
         .unwrap_or(0)
         .min(memory)
+    }
+
+    /// The heuristic solver's limits within `memory` and `limits`.
+    fn solver_limits(&self, memory: usize, limits: Limits) -> Limits {
+        within(self.solver, SOLVER_BYTES_PER_POSITION, memory, limits)
     }
 }
 
@@ -244,7 +253,7 @@ fn prove_within(
     let late = match checkpoint {
         Some(dir) if !beside && caps.late_after < limits.max_positions => Some(Late {
             beams: &wide[first..],
-            solver: within(caps.solver, 2 * BYTES_PER_POSITION, memory, limits),
+            solver: caps.solver_limits(memory, limits),
             after: caps.late_after,
             tried: tried_file(dir),
         }),
@@ -480,7 +489,7 @@ fn look(
             memory,
             limits,
         ),
-        solver: with_solver.then(|| within(caps.solver, 2 * BYTES_PER_POSITION, memory, limits)),
+        solver: with_solver.then(|| caps.solver_limits(memory, limits)),
     };
     let side_by_side = threads > 1 && steps.fit_side_by_side(memory);
     let t = std::time::Instant::now();
@@ -672,7 +681,9 @@ impl Lookouts {
             .map(|(_, l)| bytes(l, BEAM_BYTES_PER_POSITION))
             .max()
             .unwrap_or(0);
-        let solver = self.solver.map_or(0, |l| bytes(&l, 2 * BYTES_PER_POSITION));
+        let solver = self
+            .solver
+            .map_or(0, |l| bytes(&l, SOLVER_BYTES_PER_POSITION));
         let other = beams.max(solver);
         other + bytes(&self.layer_beam, LAYER_BEAM_BYTES_PER_POSITION) <= memory
     }
@@ -762,9 +773,7 @@ impl Lookouts {
     }
 }
 
-/// The heuristic solver within `limits`. Its positions cost [`BYTES_PER_POSITION`] on average, and up
-/// to twice that while its arena and table double (deal 982 at 2 cells reached 13.5 GB under a 10 GiB
-/// budget with a 48-byte estimate).
+/// The heuristic solver within `limits` (its positions' memory: [`SOLVER_BYTES_PER_POSITION`]).
 fn giant_solver(
     layout: &Layout,
     ncells: usize,
