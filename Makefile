@@ -43,7 +43,7 @@ ANALYZE_32K_OPTS ?= --max-cells 5 --max-positions 40000000000 --max-memory 10240
 
 # The first run: every deal of 1-32,000 within 300,000 positions a search (98% of the deals decided
 # exactly, the others listed in out/32k/summary.md with the bounds proven; about 9 minutes on 2 cores),
-# and its report. `make results-32k` is the exact classification (hours).
+# and its report. `make results-32k` is the exact classification (about 45 minutes on 2 cores).
 RUN_OPTS ?= --max-cells 5 --max-positions 300000 --max-memory 1024
 
 run: install ## the main job: classify deals 1-32,000 within a budget per search into out/32k, and its report
@@ -51,13 +51,15 @@ run: install ## the main job: classify deals 1-32,000 within a budget per search
 	$(BIN)/fcanalyze report out/32k
 	@echo "== done: out/32k holds the tables (deals, searches, unsolvable), manifest.json, summary.md and"
 	@echo "   report.html (open it in a browser); the undecided deals and their bounds are in summary.md."
-	@echo "   The exact classification, every deal decided, is 'make results-32k' (hours)."
+	@echo "   The exact classification, every deal decided, is 'make results-32k' (about 45 minutes on 2 cores)."
 
 results: results-32k results-1m ## regenerate results/32k and results/1m from nothing (1m-classes: its own target)
 
-results-32k: ## regenerate results/32k: exact classes of deals 1-32,000 (tables, manifest, summary)
-	rm -rf results/32k
-	$(PY) pipelines/regenerate.py analyze 1-32000 results/32k $(ANALYZE_32K_OPTS)
+# A finished run in results/ is made again from nothing; an interrupted one (Ctrl-C, a stop) goes on.
+results-32k: ## regenerate results/32k: exact classes of deals 1-32,000 (tables, manifest, summary, report)
+	$(PY) pipelines/regenerate.py --anew analyze 1-32000 results/32k $(ANALYZE_32K_OPTS)
+	$(BIN)/fcanalyze report results/32k
+	$(PY) pipelines/datacard.py
 
 # The classification of 1-1,000,000 (docs/classes-1m.md): days of work on 2 cores, in passes of growing
 # budgets (pipelines/classes_1m.py lists them), so it goes on from what results/1m-classes holds
@@ -73,8 +75,8 @@ results-1m-classes: ## classify deals 1-1,000,000 into results/1m-classes, going
 # 100,000-deal shards at 4 cells: ten files a table instead of a thousand (the rows are the same); each
 # stored line is shortened within 1,000 positions (about 1.3 ms a deal: mean 38.74 moves instead of 67.8).
 results-1m: ## regenerate results/1m: deals 1-1,000,000 with 4 cells, the unsolvable list verified
-	rm -rf results/1m
-	$(PY) pipelines/regenerate.py verify 1-1000000 results/1m --shard-size 100000 --shorten-positions 1000
+	$(PY) pipelines/regenerate.py --anew verify 1-1000000 results/1m --shard-size 100000 --shorten-positions 1000
+	$(PY) pipelines/datacard.py
 
 test: test-rust test-python ## the full gate (.ci/run): every Rust and Python test, slow ones too, release build
 

@@ -1,11 +1,14 @@
 """Regenerate a results directory from nothing: run the pipeline, then the manifest and the summary, and
 record how it was made (command, machine, versions, wall time) in PROVENANCE.md.
 
-    python pipelines/regenerate.py analyze 1-32000 results/32k [fcanalyze analyze options...]
-    python pipelines/regenerate.py verify 1-1000000 results/1m [fcanalyze verify-unsolvable options...]
+    python pipelines/regenerate.py [--anew] analyze 1-32000 results/32k [analyze options...]
+    python pipelines/regenerate.py [--anew] verify 1-1000000 results/1m [verify-unsolvable options...]
 
-The run resumes if interrupted (run it again with the same arguments). Shard and run files are written
-atomically by fcanalyze itself; this script only adds the manifest, summary.md and PROVENANCE.md.
+The run resumes if interrupted (run it again with the same arguments). With ``--anew`` (the Makefile's
+``results-*`` targets) a directory that holds a finished run is removed first, so that the run starts
+from nothing, while one that holds an interrupted run is still continued, not started over. Shard and
+run files are written atomically by fcanalyze itself; this script only adds the manifest, summary.md and
+PROVENANCE.md.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import os
 import platform
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -72,11 +76,29 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, **kw)
 
 
+def holds_finished_run(out: Path) -> bool:
+    """Whether `out` holds a finished run (its run file says complete)."""
+    from fcanalyze import runfile  # this script's interpreter is the one fcanalyze is installed in
+
+    have = runfile.read(out)
+    return bool(have and have.get("complete"))
+
+
 def main() -> int:
-    if len(sys.argv) < 4 or sys.argv[1] not in ("analyze", "verify"):
+    args = sys.argv[1:]
+    anew = args[:1] == ["--anew"]
+    args = args[1:] if anew else args
+    if len(args) < 3 or args[0] not in ("analyze", "verify"):
         print(__doc__, file=sys.stderr)
         return 2
-    job, rng, out, extra = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4:]
+    job, rng, out, extra = args[0], args[1], Path(args[2]), args[3:]
+    try:
+        if anew and holds_finished_run(out):
+            print(f"+ rm -rf {out}  (it holds a finished run: this one starts from nothing)", flush=True)
+            shutil.rmtree(out)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     command = "analyze" if job == "analyze" else "verify-unsolvable"
     cmd = [*FCANALYZE, command, rng, "--out", str(out), *extra]
     resumed = (out / "run.json").exists()

@@ -752,6 +752,41 @@ def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
     assert (out / "manifest.json").exists() and (out / "summary.md").exists()
 
 
+def test_regenerate_anew_starts_a_finished_run_over_and_goes_on_with_an_interrupted_one(tmp_path):
+    """`regenerate.py --anew` (the Makefile's results targets) removes a directory that holds a finished
+    run before running again from nothing, but goes on with an interrupted run (its run file says not
+    complete) instead of throwing its work away; an unreadable run file is one line and exit 2."""
+    out = tmp_path / "a"
+    script = Path(__file__).resolve().parents[1] / "pipelines" / "regenerate.py"
+    cmd = [sys.executable, str(script), "--anew", "analyze", "1-20", str(out), "--max-positions", "200000"]
+    prov = out / "PROVENANCE.md"
+
+    def invocations() -> list[str]:
+        return [x for x in prov.read_text().splitlines() if x.startswith("- started")]
+
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert len(invocations()) == 1 and "rm -rf" not in r.stdout
+    tables = frames(out)
+    (out / "left-over").write_text("from the finished run")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert f"rm -rf {out}" in r.stdout
+    assert len(invocations()) == 1 and not (out / "left-over").exists()
+    assert all(frames(out)[k].equals(v) for k, v in tables.items())
+    run = json.loads((out / "run.json").read_text())
+    run["complete"] = False  # as a run stopped part-way leaves it
+    (out / "run.json").write_text(json.dumps(run))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "rm -rf" not in r.stdout and len(invocations()) == 2
+    assert runfile.read(out)["complete"] is True
+    (out / "run.json").write_text("{")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert (out / "run.json").read_text() == "{"
+
+
 @pytest.mark.slow
 def test_regenerate_records_an_invocation_stopped_with_sigterm(tmp_path):
     """A SIGTERM to pipelines/regenerate.py alone (a `kill`, or a scheduler's stop) goes on to the run, and
