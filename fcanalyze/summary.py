@@ -51,7 +51,9 @@ def verdict(row: dict[str, Any]) -> str:
         return ""
     if row["match"]:
         return "match"
-    return f"within {row['open']:,} open deals" if row.get("within") else "DIFFERS"
+    if row.get("within"):
+        return f"within {row['open']:,} open deal{'s' if row['open'] != 1 else ''}"
+    return "DIFFERS"
 
 
 def summarize(out: Path) -> dict[str, Any]:
@@ -225,9 +227,11 @@ def _value_counts(arr: pa.ChunkedArray) -> tuple[list[Any], list[int]]:
 
 def _published_analyze(
     spans: list[tuple[int, int]], stats: dict[str, Any], run: dict[str, Any], deals: pa.Table
-) -> list[dict]:
-    if not stats["complete"]:
-        return []
+) -> list[dict] | None:
+    """The comparisons with the published figures that cover the range; None until every deal has its
+    row (a first pass in progress: a later pass over the deals left open keeps every row)."""
+    if deals.num_rows < run["deals"]:
+        return None
     out: list[dict[str, Any]] = []
     if published.includes(spans, 1, 32000):
         part = stats
@@ -237,7 +241,7 @@ def _published_analyze(
     for published_count in published.CELL_COUNTS:
         if published.includes(spans, published_count.first, published_count.last):
             out.append(_published_cells(published_count, deals))
-    return out + _published_unsolvable(spans, stats)
+    return out + _published_unsolvable(spans, stats, whole=True)
 
 
 def _published_32k(stats: dict[str, Any], run: dict[str, Any]) -> list[dict[str, Any]]:
@@ -271,16 +275,19 @@ def _published_32k(stats: dict[str, Any], run: dict[str, Any]) -> list[dict[str,
 
 def _published_cells(count: published.CellCount, deals: pa.Table) -> dict[str, Any]:
     """Our deals of ``count``'s range proven solvable with its cells (a solution with at most that many)
-    and proven unsolvable (a proof with at least that many), against the published counts; then what
-    we know of each deal the publication left open."""
+    and proven unsolvable (a proof with at least that many), against the published counts, both over
+    the deals the publication decided; then what we know of each deal it left open (a deal decided here
+    that it left open is no difference)."""
     k = count.cells
     inside = deals.filter(
         pc.and_(pc.greater_equal(deals["deal"], count.first), pc.less_equal(deals["deal"], count.last))
     )
-    upper, lower = inside["min_cells_upper"], inside["min_cells_lower"]
+    left_open = pc.is_in(inside["deal"], value_set=pa.array(count.open, inside["deal"].type))
+    decided = inside.filter(pc.invert(left_open))
+    upper, lower = decided["min_cells_upper"], decided["min_cells_lower"]
     solvable = int(pc.sum(pc.fill_null(pc.less_equal(upper, k), False)).as_py() or 0)
     unsolvable = int(pc.sum(pc.greater(lower, k)).as_py() or 0)
-    undecided = inside.num_rows - solvable - unsolvable
+    undecided = decided.num_rows - solvable - unsolvable
     theirs = count.counts()
     rows = _compare(
         {"solvable": solvable, "unsolvable": unsolvable},
@@ -293,7 +300,9 @@ def _published_cells(count: published.CellCount, deals: pa.Table) -> dict[str, A
         ours = "solvable" if hi is not None and hi <= k else "unsolvable" if lo > k else "open"
         rows.append({"key": f"deal {deal}", "ours": ours, "published": "open", "match": None})
     where = f"{count.first:,}-{count.last:,}"
-    return {"what": f"{k} free cell{'s' if k != 1 else ''}, deals {where} ({count.source})", "rows": rows}
+    apart = f"; {', '.join(map(str, count.open))} apart" if count.open else ""
+    what = f"{k} free cell{'s' if k != 1 else ''}, deals {where} ({count.source}{apart})"
+    return {"what": what, "rows": rows}
 
 
 #: The columns of a deal and its proven bounds on the minimum of cells.
@@ -315,17 +324,23 @@ def _bounds_of(text: str) -> tuple[int, int]:
     return int(lo), MAX_CELLS if hi == "?" else int(hi)
 
 
-def _published_unsolvable(spans: list[tuple[int, int]], stats: dict[str, Any]) -> list[dict[str, Any]]:
-    if not stats["complete"] or not any(a <= 1_000_000 for a, _ in spans):
+def _published_unsolvable(
+    spans: list[tuple[int, int]], stats: dict[str, Any], whole: bool | None = None
+) -> list[dict[str, Any]]:
+    """The deals proven unsolvable with 4 cells against the published list, once the run has every deal
+    (`whole`: by default when it is complete); a listed deal an ``analyze`` run left undecided without
+    a 4-cell line is open, not a difference."""
+    if not (stats["complete"] if whole is None else whole) or not any(a <= 1_000_000 for a, _ in spans):
         return []
     known = published.known_unsolvable_in(spans)
     inside = [d for d in stats["unsolvable_deals"] if d <= 1_000_000]
-    return [
-        {
-            "what": "unsolvable with 4 cells within 1-1,000,000 (Pringle & Fish)",
-            "rows": [{"key": "deals", "ours": inside, "published": known, "match": inside == known}],
-        }
-    ]
+    row: dict[str, Any] = {"key": "deals", "ours": inside, "published": known, "match": inside == known}
+    bounds = stats.get("undecided_bounds", {})
+    could = [d for d in known if d not in inside and d in bounds and (bounds[d][1] or MAX_CELLS) > 4]
+    if not row["match"] and could:
+        row["open"] = len(could)
+        row["within"] = sorted([*inside, *could]) == known
+    return [{"what": "unsolvable with 4 cells within 1-1,000,000 (Pringle & Fish)", "rows": [row]}]
 
 
 def _published_moves(stats: dict[str, Any]) -> list[dict[str, Any]]:

@@ -522,8 +522,9 @@ def test_published_counts_within_the_open_deals_are_not_differences():
 
 def test_published_cell_counts_count_proven_bounds_and_report_the_open_deals():
     """S. Fish's counts with fewer cells compare with the deals proven solvable (a solution with at most
-    that many cells) and proven unsolvable (a proof with at least that many); the deal the publication
-    left open says what we proved of it."""
+    that many cells) and proven unsolvable (a proof with at least that many), over the deals the
+    publication decided; the deal it left open says what we proved of it, apart (deciding it is no
+    difference: 798194 with 0 cells and 138026 with 3, proven unsolvable, leave their rows matching)."""
     two = next(c for c in published.CELL_COUNTS if c.cells == 2)
     assert two.counts() == {"solvable": 317_873, "unsolvable": 82_126, "open": 1}
     assert next(c for c in published.CELL_COUNTS if c.cells == 0).counts()["unsolvable"] == 997_825
@@ -537,18 +538,73 @@ def test_published_cell_counts_count_proven_bounds_and_report_the_open_deals():
         }
     )
     block = summary._published_cells(count, deals)
+    assert block["what"] == "2 free cells, deals 1-6 (a test; 4 apart)"
     rows = {r["key"]: r for r in block["rows"]}
-    assert (rows["solvable"]["ours"], rows["solvable"]["published"]) == (3, 3)
+    # deals 1 and 2 of the five the publication decided (4 apart), and 5 may be a third
+    assert (rows["solvable"]["ours"], rows["solvable"]["published"]) == (2, 3)
+    assert summary.verdict(rows["solvable"]) == "within 1 open deal"
     assert (rows["unsolvable"]["ours"], rows["unsolvable"]["published"]) == (2, 2)
     assert summary.verdict(rows["unsolvable"]) == "match"
     assert rows["deal 4"]["ours"] == "solvable" and rows["deal 4"]["published"] == "open"
+    # The open deal proven unsolvable instead (as 798194 with 0 cells): the decided deals still match.
+    count = published.CellCount(1, 6, 2, 2, None, (4,), "a test")
+    hard = deals.set_column(1, "min_cells_lower", pa.array([0, 2, 3, 3, 3, 4], pa.int8()))
+    hard = hard.set_column(2, "min_cells_upper", pa.array([1, 2, 3, 3, 3, None], pa.int8()))
+    rows = {r["key"]: r for r in summary._published_cells(count, hard)["rows"]}
+    assert [summary.verdict(rows[k]) for k in ("solvable", "unsolvable")] == ["match", "match"]
+    assert (rows["unsolvable"]["ours"], rows["deal 4"]["ours"]) == (3, "unsolvable")
     wider = published.CellCount(1, 6, 2, 4, None, (), "a test")
     rows = {r["key"]: r for r in summary._published_cells(wider, deals)["rows"]}
-    assert summary.verdict(rows["solvable"]) == "within 1 open deals"
+    assert summary.verdict(rows["solvable"]) == "within 1 open deal"
     fewer = published.CellCount(1, 6, 2, None, 1, (), "a test")
     rows = {r["key"]: r for r in summary._published_cells(fewer, deals)["rows"]}
     assert summary.verdict(rows["unsolvable"]) == "DIFFERS"
     assert published.includes([(1, 1_000_000)], 1, 400_000) and not published.includes([(2, 9)], 1, 5)
+
+
+def test_published_figures_wait_for_every_deal_not_for_the_last_pass(tmp_path, monkeypatch):
+    """A later pass over the deals left open keeps every deal's row, so the comparisons with the
+    published figures stay in its summary and report while it runs; a first pass in progress has
+    rows missing, and the report says the comparison waits for them rather than that none exists."""
+    out = tmp_path / "p"
+    assert analyze(out, range_text="1-20").returncode == 0
+    deals = pd.read_parquet(out / "deals")
+    easy = int((deals["min_cells_upper"] <= 1).sum())
+    count = published.CellCount(1, 20, 1, easy, None, (), "a test")
+    monkeypatch.setattr(published, "CELL_COUNTS", (count,))
+    run = runfile.read(out)
+    run["complete"] = False  # as while a pass with --redo-undecided runs
+    (out / "run.json").write_text(json.dumps(run))
+    cells, unsolvable = summary.summarize(out)["published"]
+    assert cells["what"].startswith("1 free cell, deals 1-20")
+    assert [summary.verdict(r) for r in [*cells["rows"], *unsolvable["rows"]]] == ["match"] * 3
+    first = next(iter(run["shards"]))
+    del run["shards"][first]  # a first pass that has not written this shard yet
+    (out / "run.json").write_text(json.dumps(run))
+    for table in ("deals", "searches"):
+        (out / table / f"{table}-{first}.parquet").unlink()
+    stats = summary.summarize(out)
+    assert stats["published"] is None
+    r = run_cli("report", str(out), "-o", str(tmp_path / "r.html"))
+    assert r.returncode == 0, r.stderr
+    assert "once every deal has been searched" in (tmp_path / "r.html").read_text()
+
+
+def test_the_published_unsolvable_list_allows_for_deals_left_open():
+    """A listed deal an analyze run left undecided with no 4-cell line yet is open, not a difference;
+    one with a 4-cell line, or one missing altogether, is a difference."""
+    spans = [(1, 200_000)]  # the list holds 11982, 146692 and 186216 there
+
+    def row(unsolvable, bounds):
+        stats = {"complete": False, "unsolvable_deals": unsolvable, "undecided_bounds": bounds}
+        (block,) = summary._published_unsolvable(spans, stats, whole=True)
+        return summary.verdict(block["rows"][0])
+
+    assert row([11982, 146692, 186216], {}) == "match"
+    assert row([11982], {146692: [4, None], 186216: [2, 5]}) == "within 2 open deals"
+    assert row([11982], {146692: [4, None], 186216: [2, 4]}) == "DIFFERS"
+    assert row([11982], {146692: [4, None]}) == "DIFFERS"
+    assert summary._published_unsolvable(spans, {"complete": False, "unsolvable_deals": []}) == []
 
 
 def test_bad_ranges_and_options(tmp_path):

@@ -101,7 +101,7 @@ def _log_counts(ax, top: float) -> None:
 
 def _published_rows(data: RunData, prefix: str) -> dict | None:
     """The rows {key: (ours, published)} of the summary's published block whose title starts `prefix`."""
-    for block in data.stats.get("published", []):
+    for block in data.stats.get("published") or []:
         if block["what"].startswith(prefix):
             return {str(r["key"]): (r["ours"], r["published"]) for r in block["rows"]}
     return None

@@ -127,7 +127,9 @@ def _listed(v: Any) -> Any:
 
 
 def _published(data: RunData) -> str:
-    blocks = data.stats.get("published") or []
+    blocks = data.stats.get("published")
+    if blocks is None:
+        return "<p>Compared with the published figures (SPEC §6) once every deal has been searched.</p>"
     if not blocks:
         return "<p>No published figures cover this range (SPEC §6).</p>"
     parts = ["<h3>Against the published figures (SPEC §6)</h3>"]
@@ -237,10 +239,10 @@ def _unsolvable(data: RunData) -> str:
     else:
         deals = ", ".join(map(str, s["unsolvable_deals"])) or "none"
         parts.append(f"<p>Proven unsolvable with 4 free cells: {deals}.</p>")
-    agreement = [b for b in s.get("published", []) if b["what"].startswith("unsolvable")]
+    agreement = [b for b in s.get("published") or [] if b["what"].startswith("unsolvable")]
     for block in agreement:
         for r in block["rows"]:
-            verdict = "agree" if r["match"] else "DIFFER"
+            verdict = "agree" if r["match"] else "differ by open deals" if r.get("within") else "DIFFER"
             parts.append(
                 f"<p>Against the published list ({escape(block['what'])}): {_verdict(r)}; "
                 f"this run and the list {verdict} (published: {escape(_listed(r['published']))}).</p>"
