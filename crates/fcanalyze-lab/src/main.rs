@@ -29,6 +29,7 @@ mod range;
 mod short;
 mod shorten;
 mod solvecheck;
+mod tailmix;
 mod tune;
 
 /// A driver: it reads its arguments from index 1 on (index 0 is the subcommand's name, as a program's own
@@ -46,6 +47,7 @@ const COMMANDS: &[(&str, &str, Driver)] = &[
     ("lean", "DEAL CELLS [CAP] [old]", lean::run),
     ("short", "A B [CELLS]", short::run),
     ("shorten", "A B [CELLS]", shorten::run),
+    ("tailmix", "A B [CELLS] [CAP]", tailmix::run),
     ("tune", "START END STEP CELLS", tune::run),
     ("beam", "DEAL CELLS WIDTH [MAX_POSITIONS]", beam::run),
     (
