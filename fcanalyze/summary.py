@@ -234,10 +234,10 @@ def _published_analyze(
         return None
     out: list[dict[str, Any]] = []
     if published.includes(spans, 1, 32000):
-        part = stats
-        if not published.covers(spans, 1, 32000):
+        part, whole = stats, published.covers(spans, 1, 32000)
+        if not whole:
             part = _deal_figures(deals.filter(pc.less_equal(deals["deal"], 32000)))
-        out += _published_32k(part, run)
+        out += [dict(block, whole=whole) for block in _published_32k(part, run)]
     for published_count in published.CELL_COUNTS:
         if published.includes(spans, published_count.first, published_count.last):
             out.append(_published_cells(published_count, deals))

@@ -607,6 +607,37 @@ def test_the_published_unsolvable_list_allows_for_deals_left_open():
     assert summary._published_unsolvable(spans, {"complete": False, "unsolvable_deals": []}) == []
 
 
+def test_a_larger_run_marks_its_1_32000_comparisons_as_a_part_of_it():
+    """The figures of 1-32,000 compared within a larger run are those of that part, marked `whole`
+    False, so that the report's chart of the run's classes does not draw them across its own bars."""
+    from types import SimpleNamespace
+
+    from fcanalyze.report import charts
+
+    def blocks(n: int) -> list[dict]:
+        deals = pa.table(
+            {
+                "deal": pa.array(range(1, n + 1), pa.int64()),
+                "min_cells": pa.array([1] * n, pa.int8()),
+                "min_cells_lower": pa.array([1] * n, pa.int8()),
+                "min_cells_upper": pa.array([1] * n, pa.int8()),
+                "difficulty": ["easy"] * n,
+                "moves": pa.array([40] * n, pa.int32()),
+            }
+        )
+        stats = {**summary._deal_figures(deals), "complete": True}
+        run = {"deals": n, "config": {"max_cells": 5}}
+        return summary._published_analyze([(1, n)], stats, run, deals)
+
+    alone = [b for b in blocks(32_000) if "1-32,000" in b["what"]]
+    larger = [b for b in blocks(32_010) if "1-32,000" in b["what"]]
+    assert [b["whole"] for b in alone] == [True, True] and [b["whole"] for b in larger] == [False, False]
+    assert next(r for r in larger[1]["rows"] if r["key"] == "easy")["ours"] == 32_000
+    assert charts._published_rows(SimpleNamespace(stats={"published": larger}), "classes") is None
+    rows = charts._published_rows(SimpleNamespace(stats={"published": alone}), "classes")
+    assert rows is not None and rows["easy"] == (32_000, published.CLASSES_32K["easy"])
+
+
 def test_bad_ranges_and_options(tmp_path):
     for args, msg in [
         (["analyze", "0-5", "--out", str(tmp_path / "x")], "out of range"),

@@ -100,9 +100,10 @@ def _log_counts(ax, top: float) -> None:
 
 
 def _published_rows(data: RunData, prefix: str) -> dict | None:
-    """The rows {key: (ours, published)} of the summary's published block whose title starts `prefix`."""
+    """The rows {key: (ours, published)} of the summary's published block whose title starts `prefix`,
+    when its figures are the whole run's (a block of deals 1-32,000 within a larger run is not)."""
     for block in data.stats.get("published") or []:
-        if block["what"].startswith(prefix):
+        if block["what"].startswith(prefix) and block.get("whole", True):
             return {str(r["key"]): (r["ours"], r["published"]) for r in block["rows"]}
     return None
 
