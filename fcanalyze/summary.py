@@ -336,7 +336,12 @@ def _published_unsolvable(
     inside = [d for d in stats["unsolvable_deals"] if d <= 1_000_000]
     row: dict[str, Any] = {"key": "deals", "ours": inside, "published": known, "match": inside == known}
     bounds = stats.get("undecided_bounds", {})
-    could = [d for d in known if d not in inside and d in bounds and (bounds[d][1] or MAX_CELLS) > 4]
+
+    def left_open(d: int) -> bool:  # undecided here, and no line with 4 cells (or fewer) either
+        hi = bounds[d][1] if d in bounds else 0
+        return hi is None or hi > 4
+
+    could = [d for d in known if d not in inside and left_open(d)]
     if not row["match"] and could:
         row["open"] = len(could)
         row["within"] = sorted([*inside, *could]) == known
