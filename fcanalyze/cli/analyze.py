@@ -64,7 +64,8 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     show_default=True,
     metavar="MB",
     help="Memory of one proof, per worker; past it a longer heuristic search, then the layered proof "
-    "(spill files in TMPDIR) take over; undecided only if that runs out too.",
+    "(its files in OUT/journal/layered, resumable; in TMPDIR on a worker that cannot see OUT) take "
+    "over; undecided only if that runs out too.",
 )
 @click.option(
     "--redo-undecided",
