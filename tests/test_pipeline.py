@@ -27,6 +27,9 @@ from fcanalyze.engines import SerialEngine, Task
 from fcanalyze.jobs import analyze as analyze_job
 from fcanalyze.records import SCHEMA_VERSION
 
+#: The pipeline script that regenerates a results directory and records its invocations.
+REGENERATE = Path(__file__).resolve().parents[1] / "pipelines" / "regenerate.py"
+
 # Small budgets keep these tests quick; positions budgets (unlike time) keep them deterministic.
 RANGE = "1-24,164,617"
 ARGS = ["--max-positions", "500000", "--shard-size", "8"]
@@ -816,8 +819,7 @@ def test_regenerate_records_every_invocation_killed_ones_too(tmp_path):
     exists: one killed with SIGKILL mid-run stays on record as not finished, and the invocation that
     resumes it adds its own line (wall time, exit code), then the manifest and the summary."""
     out = tmp_path / "r"
-    script = Path(__file__).resolve().parents[1] / "pipelines" / "regenerate.py"
-    cmd = [sys.executable, str(script), "analyze", "1-12,140", str(out), "--max-positions", "2000000"]
+    cmd = [sys.executable, str(REGENERATE), "analyze", "1-12,140", str(out), "--max-positions", "2000000"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     prov = out / "PROVENANCE.md"
     deadline = time.monotonic() + 120
@@ -844,8 +846,16 @@ def test_regenerate_anew_starts_a_finished_run_over_and_goes_on_with_an_interrup
     run before running again from nothing, but goes on with an interrupted run (its run file says not
     complete) instead of throwing its work away; an unreadable run file is one line and exit 2."""
     out = tmp_path / "a"
-    script = Path(__file__).resolve().parents[1] / "pipelines" / "regenerate.py"
-    cmd = [sys.executable, str(script), "--anew", "analyze", "1-20", str(out), "--max-positions", "200000"]
+    cmd = [
+        sys.executable,
+        str(REGENERATE),
+        "--anew",
+        "analyze",
+        "1-20",
+        str(out),
+        "--max-positions",
+        "200000",
+    ]
     prov = out / "PROVENANCE.md"
 
     def invocations() -> list[str]:
@@ -879,10 +889,9 @@ def test_regenerate_records_an_invocation_stopped_with_sigterm(tmp_path):
     """A SIGTERM to pipelines/regenerate.py alone (a `kill`, or a scheduler's stop) goes on to the run, and
     the invocation's line in PROVENANCE.md gets its end and the run's exit code, as with Ctrl-C."""
     out = tmp_path / "t"
-    script = Path(__file__).resolve().parents[1] / "pipelines" / "regenerate.py"
     cmd = [
         sys.executable,
-        str(script),
+        str(REGENERATE),
         "analyze",
         "1-2000",
         str(out),
