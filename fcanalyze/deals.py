@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from fcanalyze import _core
 
@@ -84,6 +85,11 @@ def _parse_range(text: str) -> list[tuple[int, int]]:
 def range_size(spans: list[tuple[int, int]]) -> int:
     """Number of deals in merged spans."""
     return sum(last - first + 1 for first, last in spans)
+
+
+def in_spans(deal: int, spans: Iterable[tuple[int, int]]) -> bool:
+    """Whether `deal` is in one of the inclusive `spans`."""
+    return any(a <= deal <= b for a, b in spans)
 
 
 def format_range(spans: list[tuple[int, int]]) -> str:

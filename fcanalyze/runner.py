@@ -238,9 +238,11 @@ class _State:
 class Plan:
     """The tasks of a run, made on the fly in a fixed order: the blocks that start from scratch in block
     order, then those that resume (a run is most often stopped in a long search, which would otherwise
-    hold back the blocks not started yet; the tables do not depend on the order). Each iteration makes
-    the same tasks. `on_start` is called once, just before the first task is handed out, and
-    `on_block` with each block just before its first task."""
+    hold back the blocks not started yet; the tables do not depend on the order). The blocks that hold
+    a deal of `first` go before all the others, in that order too, and those that hold one of `last`
+    (and none of `first`) after them. Each iteration makes the same tasks. `on_start` is called once,
+    just before the first task is handed out, and `on_block` with each block just before its first
+    task."""
 
     def __init__(
         self,
@@ -253,10 +255,13 @@ class Plan:
         piece: int,
         on_start: Callable[[], None],
         on_block: Callable[[str], None],
+        first: tuple[tuple[int, int], ...] = (),
+        last: tuple[tuple[int, int], ...] = (),
     ):
         self.job, self.spans, self.config, self.state = job, spans, config, state
         self.scratch, self.threads, self.piece = scratch, threads, piece
         self.on_start, self.on_block = on_start, on_block
+        self.first, self.last = first, last
         self.started = False
         self.begun: set[str] = set()
 
@@ -271,9 +276,20 @@ class Plan:
             yield task
 
     def _tasks(self) -> Iterator[Task]:
+        size = self.config["shard_size"]
+        first = {b for b, _ in blocks(list(self.first), size)}
+        last = {b for b, _ in blocks(list(self.last), size)} - first
+        if first:
+            yield from self._in_order(lambda b: b in first)
+        yield from self._in_order(lambda b: b not in first and b not in last)
+        if last:
+            yield from self._in_order(lambda b: b in last)
+
+    def _in_order(self, chosen: Callable[[str], bool]) -> Iterator[Task]:
+        """The tasks of the `chosen` blocks: those that start from scratch, then those that resume."""
         later = []
         for block, block_spans in blocks(self.spans, self.config["shard_size"]):
-            if block in self.state.skip:
+            if block in self.state.skip or not chosen(block):
                 continue
             resume = self.state.resume.get(block, [])
             if resume:
@@ -303,6 +319,8 @@ class Plan:
                 threads=self.threads,
                 part=part,
                 parts=len(pieces),
+                first=self.first,
+                last=self.last,
             )
 
 
@@ -316,17 +334,25 @@ def run(
     on_skip: Progress | None = None,
     redo_undecided: bool = False,
     watch: Watch | None = None,
+    first: list[tuple[int, int]] | None = None,
+    last: list[tuple[int, int]] | None = None,
 ) -> RunResult:
     """Run `job_name` over `spans` into `out` with `engine`, resuming what is already there (whole shards,
     and the journaled deals of unfinished ones). With `redo_undecided`, the deals a budget left open in
     finished shards are searched again (with this version's searches, and with larger budgets if given:
     the run file records each raise in ``budgets_raised``), and each such shard is replaced atomically once
-    recomputed. Raises `ValueError` (one line) for a directory it cannot use or whose files are damaged,
-    `DiskFull` when the disk fills up. `watch` hears what a progress display needs (`Watch`)."""
+    recomputed. The deals of `first` (spans) are searched before the others, those of `last` after them:
+    their blocks first and last (`Plan`), and them first and last within their blocks (the job's
+    order); no row depends on it. Raises `ValueError` (one line) for a directory it cannot use or whose
+    files are damaged, or an order outside `spans`; `DiskFull` when the disk fills up. `watch` hears
+    what a progress display needs (`Watch`)."""
     job = JOBS[job_name]
     out = Path(out)
+    order = (_within("first", first or [], spans), _within("last", last or [], spans))
     try:
-        return _run(job, spans, out, engine, config, on_progress, on_skip, redo_undecided, watch or Watch())
+        return _run(
+            job, spans, out, engine, config, on_progress, on_skip, redo_undecided, watch or Watch(), order
+        )
     except OSError as e:
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
             raise DiskFull(_disk_full_message(out, e)) from None
@@ -346,6 +372,7 @@ def _run(
     on_skip: Progress | None,
     redo_undecided: bool,
     watch: Watch,
+    order: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]],
 ) -> RunResult:
     identity = runfile.identity(job.name, format_range(spans), config)
     state = _open(job, out, identity, config, spans, redo_undecided)
@@ -377,6 +404,7 @@ def _run(
         size,
         start,
         begin,
+        *order,
     )
     searches = _Searches(job, engine, scratch, tasks)
     watch.attach(searches.running, engine.parallelism(), shard_count(spans, config["shard_size"]))
@@ -389,6 +417,17 @@ def _run(
             start()
         _finish(job, out, state.run_file, result)
     return result
+
+
+def _within(
+    name: str, order: list[tuple[int, int]], spans: list[tuple[int, int]]
+) -> tuple[tuple[int, int], ...]:
+    """The spans of an order (`run`'s `first` or `last`), checked to lie within the run's `spans`."""
+    for a, b in order:
+        if not any(x <= a and b <= y for x, y in spans):
+            where = f"the range {format_range(spans)}"
+            raise ValueError(f"--{name} {format_range([(a, b)])} is not within {where}")
+    return tuple(order)
 
 
 def _open(

@@ -30,6 +30,16 @@ RANGE = "1-1000000"
 COMMON = ["--max-cells", "5", "--shard-size", "10000", "--no-solutions", "--shorten-positions", "0"]
 #: The wide beams of the passes after the fourth: all three (`fcanalyze analyze --help`).
 GIANTS = ["--wide-beam-positions", "92000000"]
+#: The order of the last pass: first the ten cell counts a wider beam than the cascade's first won
+#: outside the run (docs/classes-1m.md, "Half of pass 5 won by a wider beam"; each is searched again
+#: and its line replayed like every other), so the games' table loses its cheapest undecided deals in
+#: the first hours; last 384243 with 2 cells, the proof most likely to outgrow the disk.
+ORDER = [
+    "--first",
+    "204545,266829,295997,353380,425171,433246,543724,569017,649257,654786",
+    "--last",
+    "384243",
+]
 #: The passes, lightest first: positions a search, memory of a proof (MB), and options of their own.
 #: The second holds 3,000,000 positions within 1 GB; the third's lean prover holds 30,000,000 within
 #: 2 GB, so those proofs end in memory; the fourth lets a proof go to 5 billion positions (deal 982 with
@@ -41,26 +51,41 @@ GIANTS = ["--wide-beam-positions", "92000000"]
 #: the fourth left at its budget go on where they stopped. Their cell counts are known giants, so the
 #: wide beams before a proof include the one of 3,000,000 (it wins two of those the fourth left, at
 #: about 70 s of a core where it finds nothing: docs/classes-1m.md).
+#:
+#: The fifth is cut short (`cut`): left unfinished, or finished, its run goes on as the sixth. Its
+#: proofs stopped at 20 billion positions would each keep some 10 GB of files for the sixth, and the
+#: disk keeps only a few such (`journal.KEEP_FREE`): the sixth would search most of them again from
+#: nothing. So from stop 67 each proof runs to its end in one pass, in the order of `ORDER`.
 PASSES: list[dict[str, Any]] = [
     {"max_positions": 300_000, "max_memory_mb": 1024, "options": []},
     {"max_positions": 3_000_000, "max_memory_mb": 1024, "options": []},
     {"max_positions": 30_000_000, "max_memory_mb": 2048, "options": []},
     {"max_positions": 5_000_000_000, "max_memory_mb": 8192, "options": ["--workers", "1"]},
-    {"max_positions": 20_000_000_000, "max_memory_mb": 8192, "options": [*GIANTS, "--workers", "1"]},
-    {"max_positions": 1_000_000_000_000, "max_memory_mb": 8192, "options": [*GIANTS, "--workers", "1"]},
+    {
+        "max_positions": 20_000_000_000,
+        "max_memory_mb": 8192,
+        "options": [*GIANTS, "--workers", "1"],
+        "cut": True,
+    },
+    {
+        "max_positions": 1_000_000_000_000,
+        "max_memory_mb": 8192,
+        "options": [*GIANTS, "--workers", "1", *ORDER],
+    },
 ]
 
 
 def next_pass(run: dict[str, Any] | None) -> int | None:
     """The index in `PASSES` of the pass to run for a directory whose run file is `run` (None: no run
-    yet), or None when the last pass is finished. A run file whose budgets are those of no pass is an
-    error (a directory made by hand, or by another plan)."""
+    yet), or None when the last pass is finished; a pass cut short (``cut``) goes on as the next one.
+    A run file whose budgets are those of no pass is an error (a directory made by hand, or by another
+    plan)."""
     if run is None:
         return 0
     have = (run["config"]["max_positions"], run["config"]["max_memory_mb"])
     for i, p in enumerate(PASSES):
         if (p["max_positions"], p["max_memory_mb"]) == have:
-            if not run.get("complete"):
+            if not run.get("complete") and not p.get("cut"):
                 return i
             return i + 1 if i + 1 < len(PASSES) else None
     raise ValueError(

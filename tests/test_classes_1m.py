@@ -38,8 +38,12 @@ def test_the_pass_to_run_is_read_from_the_run_file():
     assert plan.next_pass(None) == 0
     last = len(plan.PASSES) - 1
     for i in range(last + 1):
-        assert plan.next_pass(run_file(i, complete=False)) == i  # a stopped pass goes on
+        # A stopped pass goes on, except one the plan cut short: it goes on as the next.
+        cut = plan.PASSES[i].get("cut", False)
+        assert plan.next_pass(run_file(i, complete=False)) == (i + 1 if cut else i)
         assert plan.next_pass(run_file(i, complete=True)) == (i + 1 if i < last else None)
+    assert [i for i, p in enumerate(plan.PASSES) if p.get("cut")] == [4]
+    assert not plan.PASSES[last].get("cut")
     # Budgets only grow from pass to pass, and every later pass searches again what was left open.
     for a, b in zip(plan.PASSES, plan.PASSES[1:], strict=False):
         assert b["max_positions"] > a["max_positions"] and b["max_memory_mb"] >= a["max_memory_mb"]
@@ -65,8 +69,11 @@ def test_the_committed_run_goes_on_with_its_own_pass():
         return
     assert f"pass {i + 1} of {len(plan.PASSES)}:" in r.stdout
     assert f"--max-positions {plan.PASSES[i]['max_positions']} " in r.stdout
-    if not run["complete"]:
+    if not run["complete"] and run["config"]["max_positions"] == plan.PASSES[i]["max_positions"]:
         assert f"--max-positions {run['config']['max_positions']} " in r.stdout
+    # The last pass goes in its order: the cheapest deals first, the giant that may outgrow the disk last.
+    if i == len(plan.PASSES) - 1:
+        assert "--first 204545," in r.stdout and "--last 384243" in r.stdout
 
 
 def test_after_the_last_pass_nothing_runs_and_another_plan_is_refused(tmp_path):

@@ -357,7 +357,9 @@ def test_redo_undecided_computes_those_shards_again(tmp_path):
     times = pd.read_parquet(out / "searches").set_index(["deal", "cells"])["elapsed_ms"]
     r = run_cli("analyze", deals, "--out", str(out), *args)
     assert r.returncode == 0 and "(0 shards computed, 3 already done)" in r.stdout
-    r = run_cli("analyze", deals, "--out", str(out), *args, "--redo-undecided")
+    # In an order of its own (no row depends on it).
+    order = ["--first", "164", "--last", "2-3"]
+    r = run_cli("analyze", deals, "--out", str(out), *args, "--redo-undecided", *order)
     assert r.returncode == 0 and "(2 shards computed, 1 already done)" in r.stdout, r.stdout
     again = frames(out)
     for name in first:  # the same searches give the same rows
@@ -647,6 +649,9 @@ def test_bad_ranges_and_options(tmp_path):
         (["analyze", "5-1", "--out", str(tmp_path / "x")], "below"),
         (["analyze", "1-5", "--out", str(tmp_path / "x"), "--max-cells", "9"], "--max-cells"),
         (["manifest", str(tmp_path / "nothing")], "holds no analyze run"),
+        (["analyze", "1-5", "--out", str(tmp_path / "x"), "--first", "4-6"], "--first 4-6 is not within"),
+        (["analyze", "1-5,9", "--out", str(tmp_path / "x"), "--last", "5-9"], "--last 5-9 is not within"),
+        (["analyze", "1-5", "--out", str(tmp_path / "x"), "--first", "x"], "--first: 'x' is not a deal"),
     ]:
         r = run_cli(*args)
         assert r.returncode == 2, (args, r.stderr)
@@ -742,6 +747,33 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     resumed = {5: {}}
     assert analyze_job.order(task, resumed) == [5, 7, 8, 6]
     assert analyze_job.order(task, {5: {}, 6: {}}) == [5, 6, 8, 7]
+
+
+def test_deals_asked_first_and_last_go_first_and_last(tmp_path):
+    """`--first` and `--last`: their blocks go first and last, and they go first and last within their
+    blocks, before the order of a resumed shard (`test_the_deal_a_stop_cut_short_is_searched_last`);
+    the rows are those of a run in the usual order."""
+    config = analyze_job.config(shard_size=4)
+    searching = SearchedDeals()
+    out = tmp_path / "o"
+    runner.run("analyze", [(1, 12)], out, searching, config, first=[(10, 10)], last=[(2, 2), (6, 6)])
+    assert searching.searched == [10, 9, 11, 12, 1, 3, 4, 2, 5, 7, 8, 6]
+    fresh = tmp_path / "fresh"
+    runner.run("analyze", [(1, 12)], fresh, SerialEngine(), config)
+    assert_same_tables(fresh, out)
+
+    scratch = tmp_path / "scratch"
+    (scratch / "6" / "cells-1").mkdir(parents=True)
+    (scratch / "6" / "cells-1" / "checkpoint").write_text("")
+    task = Task(
+        job="analyze", config=config, block="b", spans=((5, 8),), scratch=str(scratch), first=((6, 6),)
+    )
+    assert analyze_job.order(task, {}) == [6, 5, 7, 8]
+    assert analyze_job.order(task, {5: {}}) == [5, 6, 7, 8]
+    task = Task(job="analyze", config=config, block="b", spans=((5, 8),), last=((5, 5),))
+    assert analyze_job.order(task, {}) == [6, 7, 8, 5]
+    with pytest.raises(ValueError, match="--first 12-13 is not within the range 1-12"):
+        runner.run("analyze", [(1, 12)], tmp_path / "x", SerialEngine(), config, first=[(12, 13)])
 
 
 def test_a_proof_that_filled_the_disk_leaves_no_files(tmp_path):

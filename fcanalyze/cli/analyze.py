@@ -82,7 +82,8 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     metavar="N",
     help="Before a proof past the lean prover's cap, beams 100,000, 1,000,000 and 3,000,000 wide look "
     "for a line within 20, 32 and 40 million positions: those that fit within N in all, in order "
-    "(92000000 for all three, for deals already known to be giants).",
+    "(92000000 for all three, for deals already known to be giants: then none waits for a resumable "
+    "proof's first billion positions).",
 )
 @click.option(
     "--threads",
@@ -98,6 +99,19 @@ def workers_for_memory(max_memory_mb: int, cores: int | None = None, total_mb: i
     show_default=True,
     help="Store each deal's solution in the deals table; without, only its length (each is replayed all "
     "the same; `fcanalyze solve DEAL --cells N` prints one). For tables too large to keep the moves.",
+)
+@click.option(
+    "--first",
+    "first_text",
+    metavar="DEALS",
+    help="Search these deals of RANGE (e.g. 204545,266829) before the others, e.g. those a larger "
+    "budget will most likely decide soon; no row depends on the order.",
+)
+@click.option(
+    "--last",
+    "last_text",
+    metavar="DEALS",
+    help="Search these deals of RANGE after all the others, e.g. a giant proof that would hold them back.",
 )
 @shorten_option(_core.CLASSIFY_SHORTEN_POSITIONS)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
@@ -117,6 +131,8 @@ def analyze(
     threads: int | None,
     solutions: bool,
     shorten_positions: int,
+    first_text: str | None,
+    last_text: str | None,
     quiet: bool,
 ) -> None:
     """Find the exact minimum number of free cells of every deal in RANGE (e.g. 1-32000, 617,
@@ -132,6 +148,8 @@ def analyze(
     """
     try:
         spans = parse_range(range_text)
+        first = _deals("--first", first_text)
+        last = _deals("--last", last_text)
         config = analyze_job.config(
             max_cells,
             max_positions or DEFAULT_MAX_POSITIONS,
@@ -162,6 +180,8 @@ def analyze(
                 on_skip=progress.skipped,
                 redo_undecided=redo_undecided,
                 watch=progress,
+                first=first,
+                last=last,
             )
     except ValueError as e:
         raise BadInput(str(e)) from None
@@ -173,3 +193,13 @@ def analyze(
             f"{plural(range_size(spans), 'deal')} -> {out}: {counts} "
             f"({plural(result.computed, 'shard')} computed, {result.skipped} already done)"
         )
+
+
+def _deals(option: str, text: str | None) -> list[tuple[int, int]]:
+    """The deals of an ordering option (`--first`, `--last`), as spans; none without the option."""
+    if text is None:
+        return []
+    try:
+        return parse_range(text)
+    except ValueError as e:
+        raise ValueError(f"{option}: {e}") from None

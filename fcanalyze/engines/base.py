@@ -30,7 +30,8 @@ class Task:
     (``spans``: the whole block, or piece ``part`` of its ``parts``), with the records of the deals an
     earlier attempt already finished (``resume``), and a directory for the resumable files of long
     searches (``scratch``: used only where it exists, i.e. on the parent's machine), and the threads a
-    long proof may use (``threads``: the engine's cores per worker; no result depends on it)."""
+    long proof may use (``threads``: the engine's cores per worker; no result depends on it), and the
+    order asked for (``first``, ``last``: `runner.run`)."""
 
     job: str
     config: dict[str, Any]
@@ -41,6 +42,9 @@ class Task:
     threads: int = 1
     part: int = 0
     parts: int = 1
+    #: Deals to search before the others of the task, and after them (spans; no row depends on them).
+    first: tuple[tuple[int, int], ...] = ()
+    last: tuple[tuple[int, int], ...] = ()
 
     @property
     def deals(self) -> int:

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fcanalyze import _core, records, shards
+from fcanalyze.deals import in_spans
 from fcanalyze.engines import Report, Task
 from fcanalyze.jobs import CORE_MAX, MAX_MEMORY_MB, MAX_SHARD_SIZE, Job, check_bound, task_deals
 from fcanalyze.solve import DEFAULT_MAX_MEMORY_MB, DEFAULT_MAX_POSITIONS, classify
@@ -117,13 +118,18 @@ def order(task: Task, resumed: dict[int, Any]) -> list[int]:
     in increasing order, except that the deals whose search a stop most likely cut short go last: the
     first deal past the journaled ones of a resumed shard, and those with a layered proof's checkpoint in
     the scratch directory. Their searches take the longest, and the deals after them in the shard then do
-    not wait for them (the rows do not depend on the order)."""
+    not wait for them (the rows do not depend on the order). Before all that, the order asked for: the
+    deals of ``task.first`` go before the others, those of ``task.last`` after them."""
     deals = task_deals(task)
     pending = [d for d in deals if d not in resumed]
     cut = {pending[0]} if resumed and pending else set()
     if task.scratch:
         cut |= {d for d in pending if _layered_checkpoint(Path(task.scratch) / str(d))}
-    return [d for d in deals if d in resumed] + sorted(pending, key=lambda d: (d in cut, d))
+
+    def asked(d: int) -> int:
+        return 0 if in_spans(d, task.first) else 2 if in_spans(d, task.last) else 1
+
+    return [d for d in deals if d in resumed] + sorted(pending, key=lambda d: (asked(d), d in cut, d))
 
 
 def run_task(task: Task, report: Report) -> dict[str, Any]:

@@ -248,10 +248,10 @@ fn prove_within(
     let beside = n > 1 && memory - theirs >= memory / 4;
     let wide = beams_within(caps.beams, prover.wide_beam_positions);
     // On one thread, resumable, the wide beams past the first and the heuristic solver wait for the
-    // layered proof's first positions.
+    // layered proof's first positions, unless the cell count is known to be a giant.
     let first = wide.len().min(1);
     let late = match checkpoint {
-        Some(dir) if !beside && caps.late_after < limits.max_positions => Some(Late {
+        Some(dir) if !beside && waits(caps, wide, limits) => Some(Late {
             beams: &wide[first..],
             solver: caps.solver_limits(memory, limits),
             after: caps.late_after,
@@ -305,6 +305,17 @@ fn prove_within(
         }
     }
     Ok(r)
+}
+
+/// Whether, on one thread, the wide beams past the first and the heuristic solver wait for the layered
+/// proof's first [`Caps::late_after`] positions: when the budget goes past them, and unless every wide
+/// beam is asked for, the budget of cell counts known to be giants (`fcanalyze analyze --help`). They
+/// wait because most proofs past the lean prover end within those positions (in 1-32,000, six of eight
+/// below a billion) and these need no beam; a known giant's proof goes past billions (every cell count
+/// the beams won in 1-1,000,000 had gone past 2.9 billion), so its beams go first and a line they find
+/// costs no layered proof (about 8 minutes of a core a count: pass 6 of 1-1,000,000 begins with ten).
+fn waits(caps: &Caps, wide: &[(usize, u64)], limits: Limits) -> bool {
+    caps.late_after < limits.max_positions && wide.len() < caps.beams.len()
 }
 
 /// The searches for a line that wait for the layered proof's first `after` positions on one thread
@@ -1064,7 +1075,8 @@ mod tests {
     fn the_late_beams_wait_for_the_layered_proofs_first_turn() {
         let caps = |late_after| Caps {
             lean: 20_000,
-            beams: &[(100, 3_000), (3_000, 150_000)],
+            // The third is not asked for (`wide_beam_positions` below): all three would not wait.
+            beams: &[(100, 3_000), (3_000, 150_000), (10_000, 1_000_000)],
             layer_beam: 5_000,
             solver: 5_000,
             race_after: Duration::ZERO,
@@ -1169,6 +1181,22 @@ mod tests {
                 assert_eq!(r.positions, whole.positions, "deal {deal}");
             }
         }
+    }
+
+    /// The late searches wait only within a budget past their turn, and not for a cell count known to
+    /// be a giant (every wide beam asked for).
+    #[test]
+    fn the_beams_of_a_known_giant_do_not_wait() {
+        let limits = |max_positions| Limits {
+            max_positions,
+            max_millis: None,
+        };
+        let all = beams_within(CAPS.beams, 92_000_000);
+        let default = beams_within(CAPS.beams, WIDE_BEAM_POSITIONS);
+        assert_eq!(all.len(), CAPS.beams.len());
+        assert!(waits(&CAPS, default, limits(LATE_BEAMS_AFTER + 1)));
+        assert!(!waits(&CAPS, default, limits(LATE_BEAMS_AFTER)));
+        assert!(!waits(&CAPS, all, limits(1_000_000_000_000)));
     }
 
     /// A stop raised for one thread ends its searches as if their time had run out, until it is
