@@ -49,13 +49,20 @@ def _digest(shas: list[str]) -> str:
 
 
 def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
-    """The manifest of a complete ``analyze`` run in `out`."""
+    """The manifest of a complete ``analyze`` run in `out`, or of one whose every deal has its row while
+    a later pass over the deals left open is under way (``--redo-undecided`` replaces a shard only once
+    it is searched again): the classes as the tables stand, the deals still open undecided, and
+    ``provenance.complete`` false."""
     out = Path(out)
     run = runfile.read(out)
     if run is None or run.get("job") != "analyze":
         raise ValueError(f"{out} holds no analyze run (run `fcanalyze analyze RANGE --out {out}` first)")
-    if not run.get("complete"):
-        raise ValueError(f"the run in {out} is not complete; re-run the same analyze command to finish it")
+    rows = sum(s["deals"] for s in run.get("shards", {}).values())
+    if not run.get("complete") and rows < run["deals"]:
+        raise ValueError(
+            f"the run in {out} is not complete ({rows:,} of {run['deals']:,} deals done); "
+            "re-run the same analyze command to finish it"
+        )
     runfile.verify(out, run)
     if run["config"]["max_cells"] < 4:
         raise ValueError(
@@ -90,6 +97,7 @@ def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
             "generated": (generated or dt.datetime.now(dt.UTC).date()).isoformat(),
             "range": run["range"],
             "config": run["config"],
+            "complete": bool(run.get("complete")),
             "run": atomic.sha256_file(runfile.path(out)),
             "tables": table_info,
         },

@@ -25,7 +25,8 @@ from fcanalyze.cli.options import echo_json, format_option
     help="Where to write the manifest (default DIRECTORY/manifest.json).",
 )
 def manifest(directory: Path, output: Path | None) -> None:
-    """Write the JSON manifest the games consume from a complete ``analyze`` run in DIRECTORY.
+    """Write the JSON manifest the games consume from a complete ``analyze`` run in DIRECTORY (or one
+    whose every deal has its row, a --redo-undecided pass under way: the classes as the tables stand).
 
     It lists, for easy, normal and hard, the sorted solvable deals of that class, the counts, the
     unsolvable and undecided deals (never in a class list), the rules, how the daily deal is picked and
