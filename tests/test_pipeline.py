@@ -738,6 +738,21 @@ def test_a_shard_stopped_part_way_runs_after_the_others(tmp_path):
     assert sorted(pd.read_parquet(out / "deals")["deal"]) == list(range(1, 13))
 
 
+def _assert_rows_of_a_plain_run(tmp_path: Path, out: Path, spans, config) -> None:
+    """`out` holds the tables of a run over `spans` in the usual order, with no stop."""
+    fresh = tmp_path / "fresh"
+    runner.run("analyze", spans, fresh, SerialEngine(), config)
+    assert_same_tables(fresh, out)
+
+
+def _scratch_with_a_checkpoint(tmp_path: Path, deal: int) -> Path:
+    """A scratch directory where `deal`'s 1-cell layered proof left a checkpoint."""
+    scratch = tmp_path / "scratch"
+    (scratch / str(deal) / "cells-1").mkdir(parents=True)
+    (scratch / str(deal) / "cells-1" / "checkpoint").write_text("")
+    return scratch
+
+
 def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
     """Resuming shard 1-4 after deal 1 was journaled searches 3 and 4 before 2, the deal the stop most
     likely cut short (and a deal with a layered proof's checkpoint goes last too); the rows are the same
@@ -752,13 +767,9 @@ def test_the_deal_a_stop_cut_short_is_searched_last(tmp_path):
 
     runner.run("analyze", [(1, 4)], out, searching, config)
     assert searched == [3, 4, 2]
-    fresh = tmp_path / "fresh"
-    runner.run("analyze", [(1, 4)], fresh, SerialEngine(), config)
-    assert_same_tables(fresh, out)
+    _assert_rows_of_a_plain_run(tmp_path, out, [(1, 4)], config)
 
-    scratch = tmp_path / "scratch"
-    (scratch / "6" / "cells-1").mkdir(parents=True)
-    (scratch / "6" / "cells-1" / "checkpoint").write_text("")
+    scratch = _scratch_with_a_checkpoint(tmp_path, 6)
     task = Task(job="analyze", config=config, block="b", spans=((5, 8),), resume=(), scratch=str(scratch))
     assert analyze_job.order(task, {}) == [5, 7, 8, 6]
     resumed = {5: {}}
@@ -775,13 +786,9 @@ def test_deals_asked_first_and_last_go_first_and_last(tmp_path):
     out = tmp_path / "o"
     runner.run("analyze", [(1, 12)], out, searching, config, first=[(10, 10)], last=[(2, 2), (6, 6)])
     assert searching.searched == [10, 9, 11, 12, 1, 3, 4, 2, 5, 7, 8, 6]
-    fresh = tmp_path / "fresh"
-    runner.run("analyze", [(1, 12)], fresh, SerialEngine(), config)
-    assert_same_tables(fresh, out)
+    _assert_rows_of_a_plain_run(tmp_path, out, [(1, 12)], config)
 
-    scratch = tmp_path / "scratch"
-    (scratch / "6" / "cells-1").mkdir(parents=True)
-    (scratch / "6" / "cells-1" / "checkpoint").write_text("")
+    scratch = _scratch_with_a_checkpoint(tmp_path, 6)
     task = Task(
         job="analyze", config=config, block="b", spans=((5, 8),), scratch=str(scratch), first=((6, 6),)
     )
