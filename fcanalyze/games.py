@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from fcanalyze import _core, atomic, records, runfile, shards
 
@@ -50,36 +51,32 @@ def _digest(shas: list[str]) -> str:
 
 def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
     """The manifest of a complete ``analyze`` run in `out`, or of one whose every deal has its row while
-    a later pass over the deals left open is under way (``--redo-undecided`` replaces a shard only once
-    it is searched again): the classes as the tables stand, the deals still open undecided, and
-    ``provenance.complete`` false."""
+    a later pass over the deals left open is under way: the classes as the tables stand, the deals
+    still open undecided, and ``provenance.complete`` false. (``--redo-undecided`` takes a shard out
+    of the run file when it starts searching it again, its decided deals journaled, and replaces its
+    files once done; until then they are the previous pass's rows, as the summary counts them.)"""
     out = Path(out)
     run = runfile.read(out)
     if run is None or run.get("job") != "analyze":
         raise ValueError(f"{out} holds no analyze run (run `fcanalyze analyze RANGE --out {out}` first)")
-    rows = sum(s["deals"] for s in run.get("shards", {}).values())
-    if not run.get("complete") and rows < run["deals"]:
-        raise ValueError(
-            f"the run in {out} is not complete ({rows:,} of {run['deals']:,} deals done); "
-            "re-run the same analyze command to finish it"
-        )
+    if not run.get("shards"):
+        raise ValueError(f"the run in {out} has no finished shard yet; re-run the same analyze command")
     runfile.verify(out, run)
     if run["config"]["max_cells"] < 4:
         raise ValueError(
             f"the run in {out} searched only up to {run['config']['max_cells']} cells; classes need 4"
         )
     deals = shards.read_table(out, "deals")
+    rows = len(pc.unique(deals["deal"]))
+    if not run.get("complete") and rows < run["deals"]:
+        raise ValueError(
+            f"the run in {out} is not complete ({rows:,} of {run['deals']:,} deals done); "
+            "re-run the same analyze command to finish it"
+        )
     lists: dict[str, list[int]] = {}
     for cls in records.CLASSES:
         lists[cls] = deals.filter(pc.equal(deals["difficulty"], cls))["deal"].to_pylist()
-    table_info: dict[str, Any] = {}
-    for name in ("deals", "searches"):
-        files = [s["files"][name] for _, s in sorted(run["shards"].items())]
-        table_info[name] = {
-            "files": len(files),
-            "rows": sum(f["rows"] for f in files),
-            "sha256": _digest([f["sha256"] for f in files]),
-        }
+    table_info = {name: _files_read(out, run, name) for name in ("deals", "searches")}
     for name, f in run.get("tables", {}).items():
         table_info[name] = {"files": 1, "rows": f["rows"], "sha256": _digest([f["sha256"]])}
     return {
@@ -101,6 +98,21 @@ def build(out: Path, generated: dt.date | None = None) -> dict[str, Any]:
             "run": atomic.sha256_file(runfile.path(out)),
             "tables": table_info,
         },
+    }
+
+
+def _files_read(out: Path, run: dict[str, Any], table: str) -> dict[str, Any]:
+    """The files of `table` the manifest was made from, their rows and a digest of their checksums: those
+    of the run file (verified), and of a shard a later pass is searching again, its file as it stands."""
+    entries = {shards.path(out, table, block): s["files"][table] for block, s in run["shards"].items()}
+    files = [
+        entries.get(p) or {"rows": pq.ParquetFile(p).metadata.num_rows, "sha256": atomic.sha256_file(p)}
+        for p in shards.paths(out, table)
+    ]
+    return {
+        "files": len(files),
+        "rows": sum(f["rows"] for f in files),
+        "sha256": _digest([f["sha256"] for f in files]),
     }
 
 
