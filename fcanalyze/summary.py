@@ -74,11 +74,14 @@ def summarize(out: Path) -> dict[str, Any]:
         "complete": run.get("complete", False),
     }
     searches = shards.read_table(out, "searches")
-    stats["deals_done"] = sum(s["deals"] for s in run["shards"].values())
     stats["deals"] = run["deals"]
     stats.update(_search_figures(searches))
+    # The deals with a row as the tables stand: a later pass keeps the rows of the shards it searches
+    # again until it replaces them (they are out of the run file meanwhile).
+    stats["deals_done"] = len(pc.unique(searches["deal"]))
     if run["job"] == "analyze":
         deals = shards.read_table(out, "deals")
+        stats["deals_done"] = len(pc.unique(deals["deal"]))
         stats.update(_deal_figures(deals))
         stats["published"] = _published_analyze(spans, stats, run, deals)
         # Left open, as a pass over the deals left open takes them (`fcanalyze.jobs.analyze.left_open`):
@@ -391,7 +394,7 @@ def _render_run(stats: dict[str, Any]) -> list[str]:
         raised = ", ".join(f"{k} {r['from'][k]} -> {v}" for k, v in r["to"].items())
         lines.append(f"- budgets raised for the deals left undecided ({r['at']}): {raised}")
     lines.append(
-        f"- deals done: {stats['deals_done']:,} of {stats['deals']:,}"
+        f"- deals with a row: {stats['deals_done']:,} of {stats['deals']:,}"
         + ("" if stats["complete"] else " (run not complete)")
     )
     if stats["pass"]:

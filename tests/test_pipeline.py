@@ -403,9 +403,12 @@ def test_the_summary_says_where_a_pass_over_the_deals_left_open_stands(tmp_path)
     said = f"pass 2 over the deals left open: {done} of 6 shards done, 1 in progress, {len(left) - 2} to go"
     r = run_cli("summary", str(out))
     assert r.returncode == 0 and f"- {said}\n" in r.stdout, r.stdout
+    # The shard in progress keeps its rows until the pass replaces them: every deal has one.
+    assert "- deals with a row: 24 of 24 (run not complete)\n" in r.stdout
     r = run_cli("report", str(out), "-o", str(tmp_path / "report.html"))
     assert r.returncode == 0, r.stderr
     assert said in (tmp_path / "report.html").read_text()
+    assert "24 of 24 deals with a row" in (tmp_path / "report.html").read_text()
 
 
 @pytest.mark.slow

@@ -101,7 +101,8 @@ def _header(data: RunData) -> str:
         state += f"; {pass_text(s['pass'])}"
     lead = (
         f"<code>fcanalyze {job}</code> of deals {escape(data.run['range'])}, read from "
-        f"<code>{escape(str(data.out))}</code>: {s['deals_done']:,} of {s['deals']:,} deals done ({state}); "
+        f"<code>{escape(str(data.out))}</code>: {s['deals_done']:,} of {s['deals']:,} deals with a row "
+        f"({state}); "
         f"search time {s['cpu_s']:,.1f} s (each search's elapsed time, summed)."
     )
     links = [("classes", "Classes" if data.is_analyze else "Outcomes"), ("time", "Time")]
