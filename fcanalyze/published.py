@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fcanalyze.deals import in_spans
+
 #: Deals proven unsolvable with 4 cells in 1..1,000,000 (Pringle & Fish; macroxue/freecell).
 KNOWN_UNSOLVABLE_1M: tuple[int, ...] = (11982, 146692, 186216, 455889, 495505, 512118, 517776, 781948)
 
@@ -52,7 +54,7 @@ CELL_COUNTS: tuple[CellCount, ...] = (
 
 def known_unsolvable_in(spans: list[tuple[int, int]]) -> list[int]:
     """The known 4-cell unsolvable deals (within 1..1,000,000) that fall in `spans`."""
-    return [d for d in KNOWN_UNSOLVABLE_1M if any(a <= d <= b for a, b in spans)]
+    return [d for d in KNOWN_UNSOLVABLE_1M if in_spans(d, spans)]
 
 
 def covers(spans: list[tuple[int, int]], first: int, last: int) -> bool:

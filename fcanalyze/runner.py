@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fcanalyze import atomic, journal, runfile, shards
-from fcanalyze.deals import format_range, range_size
+from fcanalyze.deals import format_range, in_spans, range_size
 from fcanalyze.engines import Engine, Progress, Task
 from fcanalyze.jobs import Job, analyze, task_deals, verify
 
@@ -304,11 +304,7 @@ class Plan:
     ) -> Iterator[Task]:
         pieces = split(block_spans, self.piece)
         for part, piece_spans in enumerate(pieces):
-            inside = (
-                [r for r in resume if any(a <= r["deal"] <= b for a, b in piece_spans)]
-                if len(pieces) > 1
-                else resume
-            )
+            inside = [r for r in resume if in_spans(r["deal"], piece_spans)] if len(pieces) > 1 else resume
             yield Task(
                 job=self.job.name,
                 config=self.config,
@@ -525,7 +521,7 @@ def _find_resume(
         if not _overlaps(block, spans):
             state.stale.append(p)
             continue
-        resume = [r for r in journal.read(p) if any(a <= r["deal"] <= b for a, b in spans)]
+        resume = [r for r in journal.read(p) if in_spans(r["deal"], spans)]
         if fresh and job.left_open:
             resume = [r for r in resume if not job.left_open(r)]
         if resume:

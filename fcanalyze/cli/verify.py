@@ -22,7 +22,7 @@ from fcanalyze.cli.options import (
     shorten_option,
 )
 from fcanalyze.cli.progress import Progress
-from fcanalyze.deals import parse_deal_number, parse_range, range_size
+from fcanalyze.deals import in_spans, parse_deal_number, parse_range, range_size
 from fcanalyze.jobs import verify as verify_job
 
 
@@ -92,7 +92,7 @@ def verify_unsolvable(
         raise BadInput(str(e)) from None
     listed = read_expected(expected) if expected else published.known_unsolvable_in(spans)
     output_directory(out)
-    listed = [d for d in listed if any(a <= d <= b for a, b in spans)]
+    listed = [d for d in listed if in_spans(d, spans)]
     progress = Progress(range_size(spans), verify_job.COUNTERS, quiet, "verify", max_cells=4)
     try:
         with open_engine(engine, workers, scheduler) as eng:
