@@ -564,6 +564,7 @@ fn race(
     // thread while it waits to start.
     let ended: (Mutex<Option<bool>>, Condvar) = (Mutex::new(None), Condvar::new());
     let resumed = config.checkpoint_dir.as_deref().is_some_and(has_checkpoint);
+    let before = Mutex::new(0.0);
     let t = std::time::Instant::now();
     let (layered, looked) = std::thread::scope(|scope| {
         let layered = scope.spawn(|| {
@@ -577,10 +578,15 @@ fn race(
             }
             drop(answered);
             let _stop = StopHere::on(stop_layered.clone());
+            let started = std::time::Instant::now();
             let l = prove_layered(layout, ncells, limits, &config);
             if matches!(&l, Ok(l) if l.outcome == LayeredOutcome::Unsolvable) {
                 stop_look.store(true, Ordering::Relaxed);
             }
+            // Its time in earlier runs (a proof resumed from its checkpoint counts them in its own).
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            *before.lock().unwrap_or_else(|e| e.into_inner()) =
+                l.as_ref().map_or(0.0, |l| (l.elapsed_ms - ms).max(0.0));
             Some(l)
         });
         let looked = {
@@ -605,7 +611,10 @@ fn race(
         let layered = layered.join().expect("the layered proof's thread panicked");
         (layered, looked)
     });
-    let wall = t.elapsed().as_secs_f64() * 1e3;
+    // This run's wall time, and the layered proof's in the runs before (a row of a proof resumed
+    // across invocations counts them all).
+    let before = before.into_inner().unwrap_or_else(|e| e.into_inner());
+    let wall = t.elapsed().as_secs_f64() * 1e3 + before;
     let timed = |r: SearchResult| SearchResult {
         elapsed_ms: wall,
         ..r
@@ -659,7 +668,7 @@ fn race(
                 ..config
             };
             let l = prove_layered(layout, ncells, limits, &whole)?;
-            let spent = t.elapsed().as_secs_f64() * 1e3;
+            let spent = t.elapsed().as_secs_f64() * 1e3 + before;
             let r = layered_result(layout, ncells, l, 0.0)?;
             Ok(SearchResult {
                 elapsed_ms: spent,
@@ -1034,12 +1043,15 @@ mod tests {
                 &caps,
             )
             .unwrap()
-            .outcome
         };
         for (deal, max_positions, outcome) in cases {
             let dir =
                 std::env::temp_dir().join(format!("fcanalyze-race-{}-{deal}", std::process::id()));
-            assert_eq!(race_in(deal, max_positions, &dir), outcome, "deal {deal}");
+            assert_eq!(
+                race_in(deal, max_positions, &dir).outcome,
+                outcome,
+                "deal {deal}"
+            );
             assert!(!dir.exists(), "deal {deal}: {dir:?} left behind");
         }
         // A layered proof that goes on from a checkpoint of before keeps it when the others end
@@ -1060,10 +1072,44 @@ mod tests {
             let l = prove_layered(&layout, 1, first, &config).unwrap();
             assert_eq!(l.outcome, LayeredOutcome::Undecided(Budget::Positions));
             assert!(has_checkpoint(&dir), "deal {deal}: no checkpoint");
-            let answered = race_in(deal, max_positions, &dir) != Outcome::Undecided;
+            let answered = race_in(deal, max_positions, &dir).outcome != Outcome::Undecided;
             assert_eq!((answered, dir.exists()), (!kept, kept), "deal {deal}");
             let _ = std::fs::remove_dir_all(&dir);
         }
+        // A proof decided after going on from a checkpoint counts its time before (here a day, written
+        // into the checkpoint) in the result's, as one after the other on one thread does.
+        let dir = std::env::temp_dir().join(format!("fcanalyze-race-{}-time", std::process::id()));
+        let layout = Layout::deal(12).unwrap();
+        let config = LayeredConfig {
+            max_memory: Some(64 << 20),
+            checkpoint_dir: Some(dir.clone()),
+            ..LayeredConfig::default()
+        };
+        let first = Limits {
+            max_positions: 2_000,
+            ..limits
+        };
+        let l = prove_layered(&layout, 1, first, &config).unwrap();
+        assert_eq!(l.outcome, LayeredOutcome::Undecided(Budget::Positions));
+        let path = dir.join(crate::layered::CHECKPOINT_FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let day = 86_400_000.0;
+        let text: String = text
+            .lines()
+            .map(|line| match line.strip_prefix("elapsed_ms ") {
+                Some(_) => format!("elapsed_ms {day}\n"),
+                None => format!("{line}\n"),
+            })
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let r = race_in(12, 1_000_000, &dir);
+        assert_eq!(r.outcome, Outcome::Unsolvable);
+        assert!(
+            r.elapsed_ms >= day && r.elapsed_ms < day + 600_000.0,
+            "{}",
+            r.elapsed_ms
+        );
+        assert!(!dir.exists());
     }
 
     /// On one thread, resumable, the wide beams past the first and the heuristic solver wait for the

@@ -95,7 +95,7 @@ use code::{CODE, RECORD};
 #[cfg(test)]
 use search::search;
 use search::search_sharing;
-use spill::CHECKPOINT_FILE;
+pub(crate) use spill::CHECKPOINT_FILE;
 
 /// Keys buffered for later layers before the buffers are sorted, deduplicated and written.
 const FLUSH_KEYS: usize = 1 << 24;

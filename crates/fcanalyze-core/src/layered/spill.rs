@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// The file of a resumable search's checkpoint, in its directory.
-pub(super) const CHECKPOINT_FILE: &str = "checkpoint";
+pub(crate) const CHECKPOINT_FILE: &str = "checkpoint";
 
 /// A directory of spill files, removed with everything in it when dropped, unless it persists (a
 /// resumable search's).
