@@ -92,6 +92,11 @@ def in_spans(deal: int, spans: Iterable[tuple[int, int]]) -> bool:
     return any(a <= deal <= b for a, b in spans)
 
 
+def within_spans(first: int, last: int, spans: Iterable[tuple[int, int]]) -> bool:
+    """Whether one of the inclusive `spans` holds all of ``first..last``."""
+    return any(a <= first and last <= b for a, b in spans)
+
+
 def format_range(spans: list[tuple[int, int]]) -> str:
     """The canonical text of merged spans, e.g. ``1-100,200-300``."""
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)

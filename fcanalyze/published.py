@@ -60,8 +60,3 @@ def known_unsolvable_in(spans: list[tuple[int, int]]) -> list[int]:
 def covers(spans: list[tuple[int, int]], first: int, last: int) -> bool:
     """True when the spans are exactly ``first..last``."""
     return spans == [(first, last)]
-
-
-def includes(spans: list[tuple[int, int]], first: int, last: int) -> bool:
-    """True when one of the spans holds all of ``first..last``."""
-    return any(a <= first and last <= b for a, b in spans)

@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fcanalyze import atomic, journal, runfile, shards
-from fcanalyze.deals import format_range, in_spans, range_size
+from fcanalyze.deals import format_range, in_spans, range_size, within_spans
 from fcanalyze.engines import Engine, Progress, Task
 from fcanalyze.jobs import Job, analyze, task_deals, verify
 
@@ -420,7 +420,7 @@ def _within(
 ) -> tuple[tuple[int, int], ...]:
     """The spans of an order (`run`'s `first` or `last`), checked to lie within the run's `spans`."""
     for a, b in order:
-        if not any(x <= a and b <= y for x, y in spans):
+        if not within_spans(a, b, spans):
             where = f"the range {format_range(spans)}"
             raise ValueError(f"--{name} {format_range([(a, b)])} is not within {where}")
     return tuple(order)

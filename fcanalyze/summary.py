@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from fcanalyze import journal, published, records, runfile, shards
 from fcanalyze.checker import MAX_CELLS
-from fcanalyze.deals import parse_range
+from fcanalyze.deals import parse_range, within_spans
 
 
 def _quantiles(values: pa.Array | pa.ChunkedArray, qs=(0.5, 0.9, 0.99)) -> dict[str, float]:
@@ -236,13 +236,13 @@ def _published_analyze(
     if deals.num_rows < run["deals"]:
         return None
     out: list[dict[str, Any]] = []
-    if published.includes(spans, 1, 32000):
+    if within_spans(1, 32000, spans):
         part, whole = stats, published.covers(spans, 1, 32000)
         if not whole:
             part = _deal_figures(deals.filter(pc.less_equal(deals["deal"], 32000)))
         out += [dict(block, whole=whole) for block in _published_32k(part, run)]
     for published_count in published.CELL_COUNTS:
-        if published.includes(spans, published_count.first, published_count.last):
+        if within_spans(published_count.first, published_count.last, spans):
             out.append(_published_cells(published_count, deals))
     return out + _published_unsolvable(spans, stats, whole=True)
 
