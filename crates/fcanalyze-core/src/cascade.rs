@@ -1054,12 +1054,11 @@ mod tests {
             );
             assert!(!dir.exists(), "deal {deal}: {dir:?} left behind");
         }
-        // A layered proof that goes on from a checkpoint of before keeps it when the others end
-        // without an answer (their budget), and drops it when they answer (deal 2's line).
-        for (deal, max_positions, kept) in [(5, 3_000, true), (2, 1_000_000, false)] {
+        // Deal `deal` with 1 cell stopped at 2,000 positions of its layered proof: the directory of
+        // its checkpoint.
+        let stopped = |deal: u64, name: &str| {
             let dir =
-                std::env::temp_dir().join(format!("fcanalyze-race-{}-{deal}", std::process::id()));
-            let layout = Layout::deal(deal).unwrap();
+                std::env::temp_dir().join(format!("fcanalyze-race-{}-{name}", std::process::id()));
             let config = LayeredConfig {
                 max_memory: Some(64 << 20),
                 checkpoint_dir: Some(dir.clone()),
@@ -1069,28 +1068,22 @@ mod tests {
                 max_positions: 2_000,
                 ..limits
             };
-            let l = prove_layered(&layout, 1, first, &config).unwrap();
+            let l = prove_layered(&Layout::deal(deal).unwrap(), 1, first, &config).unwrap();
             assert_eq!(l.outcome, LayeredOutcome::Undecided(Budget::Positions));
             assert!(has_checkpoint(&dir), "deal {deal}: no checkpoint");
+            dir
+        };
+        // A layered proof that goes on from a checkpoint of before keeps it when the others end
+        // without an answer (their budget), and drops it when they answer (deal 2's line).
+        for (deal, max_positions, kept) in [(5, 3_000, true), (2, 1_000_000, false)] {
+            let dir = stopped(deal, &deal.to_string());
             let answered = race_in(deal, max_positions, &dir).outcome != Outcome::Undecided;
             assert_eq!((answered, dir.exists()), (!kept, kept), "deal {deal}");
             let _ = std::fs::remove_dir_all(&dir);
         }
         // A proof decided after going on from a checkpoint counts its time before (here a day, written
         // into the checkpoint) in the result's, as one after the other on one thread does.
-        let dir = std::env::temp_dir().join(format!("fcanalyze-race-{}-time", std::process::id()));
-        let layout = Layout::deal(12).unwrap();
-        let config = LayeredConfig {
-            max_memory: Some(64 << 20),
-            checkpoint_dir: Some(dir.clone()),
-            ..LayeredConfig::default()
-        };
-        let first = Limits {
-            max_positions: 2_000,
-            ..limits
-        };
-        let l = prove_layered(&layout, 1, first, &config).unwrap();
-        assert_eq!(l.outcome, LayeredOutcome::Undecided(Budget::Positions));
+        let dir = stopped(12, "time");
         let path = dir.join(crate::layered::CHECKPOINT_FILE);
         let text = std::fs::read_to_string(&path).unwrap();
         let day = 86_400_000.0;
