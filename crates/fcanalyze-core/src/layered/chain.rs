@@ -1,23 +1,126 @@
 //! The line to a won position, found again backwards ([`chain_to`]): each group on the way is searched
 //! again breadth first from its kept seeds, with parent links ([`group_path`]).
 
-use std::collections::hash_map::Entry;
-use std::collections::VecDeque;
-
 use crate::error::Result;
-use crate::key::{pack, unpack, Key, KeyMap};
+use crate::key::{pack, signature, unpack, Key};
 use crate::layer::progress;
 use crate::prover::Rules;
 
-use super::code::{rec_key, rec_parent, Rec, NO_PARENT};
+use super::code::{rec_key, rec_parent, Frame, Rec, NO_PARENT};
 use super::seeds::Seeds;
 
-/// Bytes a position costs in [`group_path`]'s map (key, parent key, hash table overhead).
-pub(super) const PATH_BYTES: usize = 100;
+/// The most the table of [`group_path`] holds: 7/8 of its slots.
+fn most(slots: usize) -> usize {
+    slots / 8 * 7
+}
+
+/// The positions [`group_path`] has reached, as their codes in the group's [`Frame`] (with bit 127
+/// set: a code of 0 is a position), in an open-addressing table, and the slot of each in the order
+/// found: at most 16 bytes a position in the table (at a load of 7/16 to 7/8) and 4 in the order.
+/// Before 2026-12-07 a map of keys to parent keys took about 100 bytes a position, and the layer-60
+/// group of deal 155219 with 1 cell (92 million positions) did not fit in 8 GB: its win came without
+/// a line.
+struct Reached {
+    slots: Vec<u128>,
+    order: Vec<u32>,
+    /// Bytes the table and the order may take together (`None`: no bound).
+    room: Option<usize>,
+}
+
+/// The flag that marks a slot as taken.
+const TAKEN: u128 = 1 << 127;
+
+impl Reached {
+    /// A table for `seeds` positions to start with; `None` when they do not fit in `room` bytes.
+    fn new(seeds: usize, room: Option<usize>) -> Option<Reached> {
+        let mut r = Reached {
+            slots: vec![],
+            order: vec![],
+            room,
+        };
+        r.grow((2 * seeds).max(1 << 10))?;
+        Some(r)
+    }
+
+    fn bytes(slots: usize, order: usize) -> usize {
+        slots * std::mem::size_of::<u128>() + order * std::mem::size_of::<u32>()
+    }
+
+    /// The table rebuilt with `slots` slots (fewer when the room holds fewer, while it holds more than
+    /// now), the order kept; `None` when the room holds no more.
+    fn grow(&mut self, slots: usize) -> Option<()> {
+        let old = self.slots.len();
+        let mut slots = slots.min(u32::MAX as usize);
+        if let Some(room) = self.room {
+            // The old table and the new one are held together while it is rebuilt, and the order has
+            // room for as many positions as the new one holds.
+            let need = |n: usize| Self::bytes(old + n, most(n));
+            if need(slots) > room {
+                slots = room.saturating_sub(Self::bytes(old, 0)) / (Self::bytes(1, 0) + 4);
+                while slots > 0 && need(slots) > room {
+                    slots -= slots / 64 + 1;
+                }
+                // Rebuilt for a gain of less than an eighth, it would be rebuilt again soon after.
+                if most(slots) < self.order.len() + self.order.len() / 8 + 1 {
+                    return None;
+                }
+            }
+        }
+        let old_slots = std::mem::replace(&mut self.slots, vec![0; slots]);
+        self.order
+            .reserve_exact(most(slots).saturating_sub(self.order.len()));
+        for i in 0..self.order.len() {
+            let code = old_slots[self.order[i] as usize];
+            self.order[i] = self.place(code).0 as u32;
+        }
+        Some(())
+    }
+
+    /// The slot of `code` (taken) or of the first free slot where it would go, and whether it is
+    /// there.
+    #[inline]
+    fn place(&mut self, code: u128) -> (usize, bool) {
+        let n = self.slots.len();
+        let h = ((code as u64) ^ ((code >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut i = ((h as u128 * n as u128) >> 64) as usize;
+        loop {
+            let c = self.slots[i];
+            if c == code {
+                return (i, true);
+            }
+            if c == 0 {
+                self.slots[i] = code;
+                return (i, false);
+            }
+            i = if i + 1 == n { 0 } else { i + 1 };
+        }
+    }
+
+    /// Adds `code`; whether it was new. `None` when the table is full and the room holds no more.
+    fn add(&mut self, code: u128) -> Option<bool> {
+        if self.order.len() >= most(self.slots.len()) {
+            self.grow(self.slots.len() * 2)?;
+        }
+        let (slot, there) = self.place(code | TAKEN);
+        if !there {
+            self.order.push(slot as u32);
+        }
+        Some(!there)
+    }
+
+    /// The code of the `i`-th position found.
+    fn code(&self, i: usize) -> u128 {
+        self.slots[self.order[i] as usize] & !TAKEN
+    }
+}
 
 /// A shortest path within one group (one layer, one signature) from the group's seeds `group` (sorted by
 /// key) to `target`: the keys from a seed to `target`, and the position that seed was reached from
-/// (`None` for the start). `None` when `target` is not reached, or the map outgrows `max_memory`.
+/// (`None` for the start). `None` when `target` is not reached, or the search outgrows `max_memory`.
+///
+/// Breadth first, the positions reached kept as the group's codes of them in the order found, each
+/// level of the search a range of that order; the path is found again backwards, level by level, as a
+/// position of the level before with the next one as a child.
 pub(super) fn group_path(
     rules: &Rules,
     group: &[Rec],
@@ -25,38 +128,52 @@ pub(super) fn group_path(
     max_memory: Option<usize>,
 ) -> Option<(Vec<Key>, Option<Key>)> {
     let layer = progress(target);
-    // Each position found, with the one it was found from (the seeds from themselves).
-    let mut from: KeyMap<Key> = KeyMap::default();
-    let mut queue: VecDeque<Key> = VecDeque::new();
+    let frame = Frame::of(target);
+    let room = max_memory.map(|m| m.saturating_sub(std::mem::size_of_val(group)));
+    let mut reached = Reached::new(group.len(), room)?;
     for r in group {
-        let k = unpack(&rec_key(r));
-        from.insert(k, k);
-        queue.push_back(k);
+        reached.add(frame.encode(&unpack(&rec_key(r))))?;
     }
+    let goal = frame.encode(target);
+    // Where each level begins in the order, and the target's place in it.
+    let mut levels = vec![0, reached.order.len()];
     let mut kids = Vec::new();
-    while !from.contains_key(target) {
-        let key = queue.pop_front()?;
+    let mut found = (0..group.len()).find(|&i| reached.code(i) == goal);
+    let mut at = 0;
+    while found.is_none() {
+        if at == reached.order.len() {
+            return None;
+        }
+        if at == *levels.last().expect("a level") {
+            levels.push(reached.order.len());
+        }
+        let key = frame.decode(reached.code(at));
+        at += 1;
         rules.children(&rules.decode(&key), &mut kids);
         for k in &kids {
             if progress(k) == layer {
-                if let Entry::Vacant(v) = from.entry(*k) {
-                    v.insert(key);
-                    queue.push_back(*k);
+                debug_assert_eq!(signature(k), signature(target));
+                let code = frame.encode(k);
+                if reached.add(code)? && code == goal {
+                    found = Some(reached.order.len() - 1);
                 }
             }
         }
-        if max_memory.is_some_and(|m| from.len() * PATH_BYTES > m) {
-            return None;
-        }
     }
+    // Backwards: from the target's level down to the seeds, a position of the level before that has
+    // the last one found as a child.
+    let found = found.expect("the target was reached");
+    let mut level = levels.partition_point(|&start| start <= found) - 1;
     let mut path = vec![*target];
-    loop {
-        let last = *path.last().expect("a key");
-        let prev = from[&last];
-        if prev == last {
-            break;
-        }
-        path.push(prev);
+    while level > 0 {
+        let next = *path.last().expect("a key");
+        let before = (levels[level - 1]..levels[level]).find_map(|i| {
+            let key = frame.decode(reached.code(i));
+            rules.children(&rules.decode(&key), &mut kids);
+            kids.contains(&next).then_some(key)
+        })?;
+        path.push(before);
+        level -= 1;
     }
     path.reverse();
     let seed = pack(&path[0]);
@@ -82,6 +199,14 @@ pub(super) fn chain_to(
             return Ok(vec![]);
         };
         let Some((path, parent)) = group_path(rules, &group, &target, max_memory) else {
+            if crate::cascade::tracing() {
+                eprintln!(
+                    "fcanalyze trace: the search of the line's group in layer {} ({} seeds) outgrew \
+                     the memory: a win without a line",
+                    progress(&target),
+                    group.len()
+                );
+            }
             return Ok(vec![]);
         };
         back.extend(path.iter().rev());

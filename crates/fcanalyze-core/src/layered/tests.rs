@@ -1290,3 +1290,67 @@ fn a_position_budget_stops_the_merge_that_reaches_it() {
         }
     }
 }
+
+/// The path within a group to a position of it ([`super::chain::group_path`]) is a shortest one, each
+/// step a child of the one before, from the group's seeds: over positions reached breadth first
+/// within one layer from a seed of deal 5 with 2 cells, as far as a plain breadth-first search with
+/// parent links finds them; and within a room too small for the positions it reaches first, none.
+#[test]
+fn group_paths_are_shortest_and_fit_their_room() {
+    use super::chain::group_path;
+    let layout = Layout::deal(5).unwrap();
+    let rules = Rules::new(&layout, 2);
+    let (mut p0, _) = Position::from_layout(&layout, 2).unwrap();
+    p0.settle(None);
+    let mut kids = Vec::new();
+    // Breadth first within the layer of `seed`: each position's distance from it.
+    let mut within = |seed: Key| {
+        let layer = progress(&seed);
+        let mut dist: std::collections::HashMap<Key, usize> = [(seed, 0)].into();
+        let mut queue = std::collections::VecDeque::from([seed]);
+        while let Some(k) = queue.pop_front() {
+            rules.children(&rules.decode(&k), &mut kids);
+            for c in &kids {
+                if progress(c) == layer && !dist.contains_key(c) {
+                    dist.insert(*c, dist[&k] + 1);
+                    queue.push_back(*c);
+                }
+            }
+        }
+        dist
+    };
+    // A seed some moves into the deal, with a layer of thousands of positions from it: the largest
+    // of those of a sample of the positions reached breadth first from the start.
+    let mut reached = vec![*p0.key()];
+    let mut seen: std::collections::HashSet<Key> = reached.iter().copied().collect();
+    let mut kids = Vec::new();
+    let mut i = 0;
+    while i < reached.len() && reached.len() < 200_000 {
+        rules.children(&rules.decode(&reached[i]), &mut kids);
+        reached.extend(kids.iter().filter(|k| seen.insert(**k)));
+        i += 1;
+    }
+    let (seed, dist) = reached
+        .iter()
+        .step_by(997)
+        .map(|&k| (k, within(k)))
+        .max_by_key(|(k, d)| (d.len(), *k))
+        .unwrap();
+    assert!(dist.len() > 5_000, "{} positions", dist.len());
+    let group = [code::make_rec(&seed, None, 0)];
+    let mut far: Vec<(&Key, &usize)> = dist.iter().collect();
+    far.sort();
+    for (target, &d) in far.iter().step_by(far.len() / 40) {
+        let (path, parent) = group_path(&rules, &group, target, None).expect("a path");
+        assert_eq!((path.len(), parent), (d + 1, None), "{target:?}");
+        assert_eq!((path[0], path[d]), (seed, **target));
+        for w in path.windows(2) {
+            rules.children(&rules.decode(&w[0]), &mut kids);
+            assert!(kids.contains(&w[1]));
+        }
+    }
+    // The farthest position needs the whole layer; a room of 64 KB holds some 3,000 positions.
+    let (farthest, _) = dist.iter().max_by_key(|(k, &d)| (d, **k)).unwrap();
+    assert!(group_path(&rules, &group, farthest, Some(1 << 16)).is_none());
+    assert!(group_path(&rules, &group, farthest, Some(1 << 24)).is_some());
+}
