@@ -1,12 +1,13 @@
 //! The line to a won position, found again backwards ([`chain_to`]): each group on the way is searched
-//! again breadth first from its kept seeds, with parent links ([`group_path`]).
+//! again breadth first from its kept seeds ([`group_path`]), and the path's first seed names the
+//! position of an earlier layer it was reached from.
 
 use crate::error::Result;
 use crate::key::{pack, signature, unpack, Key};
 use crate::layer::progress;
 use crate::prover::Rules;
 
-use super::code::{rec_key, rec_parent, Frame, Rec, NO_PARENT};
+use super::code::Frame;
 use super::seeds::Seeds;
 
 /// The most the table of [`group_path`] holds: 7/8 of its slots.
@@ -114,31 +115,34 @@ impl Reached {
     }
 }
 
-/// A shortest path within one group (one layer, one signature) from the group's seeds `group` (sorted by
-/// key) to `target`: the keys from a seed to `target`, and the position that seed was reached from
-/// (`None` for the start). `None` when `target` is not reached, or the search outgrows `max_memory`.
+/// A shortest path within one group (one layer, one signature) from the group's seeds `group` (packed,
+/// sorted, each once) to `target`: the keys from a seed to `target`. `None` when `target` is not
+/// reached, or the search outgrows `max_memory`.
 ///
 /// Breadth first, the positions reached kept as the group's codes of them in the order found, each
 /// level of the search a range of that order; the path is found again backwards, level by level, as a
-/// position of the level before with the next one as a child.
+/// position of the level before with the next one as a child. The seeds are given back to the memory
+/// once in the table.
 pub(super) fn group_path(
     rules: &Rules,
-    group: &[Rec],
+    group: Vec<[u32; 5]>,
     target: &Key,
     max_memory: Option<usize>,
-) -> Option<(Vec<Key>, Option<Key>)> {
+) -> Option<Vec<Key>> {
     let layer = progress(target);
     let frame = Frame::of(target);
-    let room = max_memory.map(|m| m.saturating_sub(std::mem::size_of_val(group)));
+    let room = max_memory.map(|m| m.saturating_sub(std::mem::size_of_val(group.as_slice())));
     let mut reached = Reached::new(group.len(), room)?;
-    for r in group {
-        reached.add(frame.encode(&unpack(&rec_key(r))))?;
+    for s in &group {
+        reached.add(frame.encode(&unpack(s)))?;
     }
-    let goal = frame.encode(target);
     // Where each level begins in the order, and the target's place in it.
     let mut levels = vec![0, reached.order.len()];
+    let mut found = group.binary_search(&pack(target)).ok();
+    drop(group);
+    reached.room = max_memory;
+    let goal = frame.encode(target);
     let mut kids = Vec::new();
-    let mut found = (0..group.len()).find(|&i| reached.code(i) == goal);
     let mut at = 0;
     while found.is_none() {
         if at == reached.order.len() {
@@ -176,10 +180,7 @@ pub(super) fn group_path(
         level -= 1;
     }
     path.reverse();
-    let seed = pack(&path[0]);
-    let i = group.binary_search_by_key(&seed, rec_key).ok()?;
-    let parent = rec_parent(&group[i]);
-    Some((path, (parent != NO_PARENT).then(|| unpack(&parent))))
+    Some(path)
 }
 
 /// The chain of keys from the start to `target` (a reached position), then `tail` if any: each group on
@@ -198,15 +199,18 @@ pub(super) fn chain_to(
         let Some(group) = seeds.group_of(&target)? else {
             return Ok(vec![]);
         };
-        let Some((path, parent)) = group_path(rules, &group, &target, max_memory) else {
+        let n = group.len();
+        let Some(path) = group_path(rules, group, &target, max_memory) else {
             if crate::cascade::tracing() {
                 eprintln!(
-                    "fcanalyze trace: the search of the line's group in layer {} ({} seeds) outgrew \
+                    "fcanalyze trace: the search of the line's group in layer {} ({n} seeds) outgrew \
                      the memory: a win without a line",
                     progress(&target),
-                    group.len()
                 );
             }
+            return Ok(vec![]);
+        };
+        let Some(parent) = seeds.parent_of(&path[0])? else {
             return Ok(vec![]);
         };
         back.extend(path.iter().rev());

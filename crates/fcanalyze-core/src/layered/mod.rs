@@ -32,8 +32,9 @@
 //! stay on disk until the search ends. So when a won position turns up, the line to it is found again
 //! backwards ([`chain_to`]): a breadth-first search of its group from the group's seeds reaches it,
 //! the seed that leads there names a position of an earlier layer, whose group is searched again from
-//! its seeds, and so on down to the start. Each step holds one group with parent links (about 100
-//! bytes a position).
+//! its seeds, and so on down to the start. Each step holds the part of one group its search reaches
+//! (20 to 40 bytes a position: the group's codes of them, then the path found backwards level by
+//! level).
 //!
 //! Threads ([`LayeredConfig::threads`]) share each layer out group by group: every thread merges the
 //! layer's file on its own (passing over the groups of others, the large ones without reading them),

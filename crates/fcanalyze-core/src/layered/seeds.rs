@@ -10,7 +10,7 @@ use std::time::Instant;
 #[cfg(test)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::key::{signature, unpack, Key};
+use crate::key::{pack, signature, unpack, Key};
 use crate::layer::{progress, LAYERS};
 
 use super::checkpoint::{Checkpoint, Finished, LevelState, Runs};
@@ -284,19 +284,16 @@ impl Seeds {
         self.kept = 0;
     }
 
-    /// The kept seeds of the group of `key`, with their parents (each record's images under its trades
-    /// too), sorted and deduplicated by key; `None` when the files were not kept.
-    pub(super) fn group_of(&self, key: &Key) -> Result<Option<Vec<Rec>>> {
-        if !self.keep {
-            return Ok(None);
+    /// Each kept seed of the group of `key` (each record's images under its trades too) with the
+    /// position it was reached from (`None`: the start), in the file's order; false when the files
+    /// were not kept.
+    fn each_of_group(&self, key: &Key, mut each: impl FnMut(&Key, Option<&Key>)) -> Result<bool> {
+        let path = self.dir.kept(progress(key));
+        if !self.keep || !path.exists() {
+            return Ok(false);
         }
         let sig = signature(key);
-        let mut group = Vec::new();
-        let path = self.dir.kept(progress(key));
-        if !path.exists() {
-            return Ok(None);
-        }
-        let mut each = Vec::new();
+        let mut imaged = Vec::new();
         read_recs(&path, |r| {
             let seed = unpack(&rec_key(r));
             if signature(&seed) != sig {
@@ -304,12 +301,37 @@ impl Seeds {
             }
             let parent = rec_parent(r);
             let parent = (parent != NO_PARENT).then(|| unpack(&parent));
-            images(&seed, parent.as_ref(), r[MASK], &mut each);
-            group.extend(each.iter().map(|(k, p)| make_rec(k, p.as_ref(), 0)));
+            images(&seed, parent.as_ref(), r[MASK], &mut imaged);
+            for (k, p) in &imaged {
+                each(k, p.as_ref());
+            }
         })?;
-        group.sort_unstable_by_key(rec_key);
-        group.dedup_by_key(|r| rec_key(r));
+        Ok(true)
+    }
+
+    /// The kept seeds of the group of `key`, packed, sorted, each once; `None` when the files were
+    /// not kept.
+    pub(super) fn group_of(&self, key: &Key) -> Result<Option<Vec<[u32; 5]>>> {
+        let mut group = Vec::new();
+        if !self.each_of_group(key, |k, _| group.push(pack(k)))? {
+            return Ok(None);
+        }
+        group.sort_unstable();
+        group.dedup();
         Ok(Some(group))
+    }
+
+    /// The position the kept seed `seed` was reached from, the least when several were (`Some(None)`:
+    /// the start); `None` when it is not a kept seed.
+    pub(super) fn parent_of(&self, seed: &Key) -> Result<Option<Option<Key>>> {
+        let mut least: Option<Option<[u32; 5]>> = None;
+        self.each_of_group(seed, |k, p| {
+            if k == seed {
+                let p = p.map(pack);
+                least = Some(least.map_or(p, |q| q.min(p)));
+            }
+        })?;
+        Ok(least.map(|p| p.map(|p| unpack(&p))))
     }
 
     /// Make the files durable (every buffer written before): what a checkpoint lists is then on disk.
