@@ -52,10 +52,11 @@ ORDER = [
 #: wide beams before a proof include the one of 3,000,000 (it wins two of those the fourth left, at
 #: about 70 s of a core where it finds nothing: docs/classes-1m.md).
 #:
-#: The seventh searches again what the sixth left with 12 GB: in the sixth, deal 155219 with 1 cell
+#: The seventh searches again what the sixth left with 16 GB: in the sixth, deal 155219 with 1 cell
 #: reached its won position twice without a line (the way back through a group of 92 million
-#: positions did not fit in 8 GB; since 71ae847 such a group takes a fifth of the memory it took, and
-#: a larger group fits in 12 GB). A proof left at the disk's limit begins again there.
+#: positions did not fit in 8 GB). Since 71ae847 that way back takes some 25 bytes a position instead
+#: of 100, and 16 GB holds 650 million: the largest group of 155219's search for its line, in layer
+#: 57, has 640 million. A proof left at the disk's limit begins again there.
 #:
 #: The fifth is cut short (`cut`): left unfinished, or finished, its run goes on as the sixth. Its
 #: proofs stopped at 20 billion positions would each keep some 10 GB of files for the sixth, and the
@@ -79,7 +80,7 @@ PASSES: list[dict[str, Any]] = [
     },
     {
         "max_positions": 1_000_000_000_000,
-        "max_memory_mb": 12288,
+        "max_memory_mb": 16384,
         "options": [*GIANTS, "--workers", "1", "--first", "155219", "--last", "384243"],
     },
 ]

@@ -17,7 +17,7 @@ fn most(slots: usize) -> usize {
 
 /// The positions [`group_path`] has reached, as their codes in the group's [`Frame`] (with bit 127
 /// set: a code of 0 is a position), in an open-addressing table, and the slot of each in the order
-/// found: at most 16 bytes a position in the table (at a load of 7/16 to 7/8) and 4 in the order.
+/// found: 16 bytes a slot of the table (at most 7/8 of them taken) and 4 a position in the order.
 /// Before 2026-12-07 a map of keys to parent keys took about 100 bytes a position, and the layer-60
 /// group of deal 155219 with 1 cell (92 million positions) did not fit in 8 GB: its win came without
 /// a line.
@@ -51,12 +51,14 @@ impl Reached {
     /// now), the order kept; `None` when the room holds no more.
     fn grow(&mut self, slots: usize) -> Option<()> {
         let old = self.slots.len();
-        let mut slots = slots.min(u32::MAX as usize);
+        let mut slots = slots;
         if let Some(room) = self.room {
             // The old table and the new one are held together while it is rebuilt, and the order has
-            // room for as many positions as the new one holds.
+            // room for as many positions as the new one holds. Past an eighth of the room, the table
+            // grows once more, to as many slots as the room holds beside the old one: some 25 bytes
+            // a position (doubling on to the room would leave a third of it to the last table).
             let need = |n: usize| Self::bytes(old + n, most(n));
-            if need(slots) > room {
+            if need(slots) > room || Self::bytes(slots, 0) > room / 8 {
                 slots = room.saturating_sub(Self::bytes(old, 0)) / (Self::bytes(1, 0) + 4);
                 while slots > 0 && need(slots) > room {
                     slots -= slots / 64 + 1;
@@ -67,6 +69,8 @@ impl Reached {
                 }
             }
         }
+        // The order holds slots as 32-bit numbers.
+        let slots = slots.min(u32::MAX as usize);
         let old_slots = std::mem::replace(&mut self.slots, vec![0; slots]);
         self.order
             .reserve_exact(most(slots).saturating_sub(self.order.len()));

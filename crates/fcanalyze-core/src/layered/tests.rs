@@ -1349,8 +1349,12 @@ fn group_paths_are_shortest_and_fit_their_room() {
             assert!(kids.contains(&w[1]));
         }
     }
-    // The farthest position needs the whole layer; a room of 64 KB holds some 3,000 positions.
+    // The farthest position needs the whole layer; a room of 64 KB holds some 3,000 positions, one of
+    // 400 KB some 15,000 (its last table as large as the room holds beside the one before: doubling,
+    // 12,000).
     let (farthest, _) = dist.iter().max_by_key(|(k, &d)| (d, **k)).unwrap();
+    assert!(dist.len() < 15_000);
     assert!(group_path(&rules, group(), farthest, Some(1 << 16)).is_none());
+    assert!(group_path(&rules, group(), farthest, Some(400 << 10)).is_some());
     assert!(group_path(&rules, group(), farthest, Some(1 << 24)).is_some());
 }
