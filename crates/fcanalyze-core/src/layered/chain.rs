@@ -188,8 +188,8 @@ pub(super) fn group_path(
 }
 
 /// The chain of keys from the start to `target` (a reached position), then `tail` if any: each group on
-/// the way is searched again from its kept seeds. Empty when a group with its parent links does not fit
-/// in `max_memory`.
+/// the way is searched again from its kept seeds. Empty when the search of a group outgrows
+/// `max_memory`, or the seeds were not kept.
 pub(super) fn chain_to(
     rules: &Rules,
     seeds: &Seeds,

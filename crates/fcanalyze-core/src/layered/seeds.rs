@@ -310,10 +310,21 @@ impl Seeds {
     }
 
     /// The kept seeds of the group of `key`, packed, sorted, each once; `None` when the files were
-    /// not kept.
+    /// not kept. The file holds a layer's seeds as sorted runs, duplicates across runs included (a
+    /// giant layer's several times over): they go as they come, so that at most about twice the
+    /// group's seeds are held.
     pub(super) fn group_of(&self, key: &Key) -> Result<Option<Vec<[u32; 5]>>> {
         let mut group = Vec::new();
-        if !self.each_of_group(key, |k, _| group.push(pack(k)))? {
+        let mut dedup_at = 1 << 20;
+        let kept = self.each_of_group(key, |k, _| {
+            group.push(pack(k));
+            if group.len() >= dedup_at {
+                group.sort_unstable();
+                group.dedup();
+                dedup_at = dedup_at.max(2 * group.len());
+            }
+        })?;
+        if !kept {
             return Ok(None);
         }
         group.sort_unstable();
