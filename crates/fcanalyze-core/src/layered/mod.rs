@@ -231,6 +231,8 @@ thread_local! {
     static KILL_WITHIN: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     /// Tests: the runs of seeds written before a write fails as on a full disk.
     static FULL_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// Tests: the memory of the way back to a win ([`chain::chain_to`]), in place of the search's.
+    static WAY_BACK_ROOM: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     /// Tests: the positions the last search on this thread that ended without a win expanded,
     /// every thread's (an orbit's members and a twin's images each count one).
     static EXPANDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };

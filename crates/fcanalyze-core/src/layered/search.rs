@@ -64,6 +64,13 @@ pub(super) fn search_sharing(
 ) -> Result<LayeredResult> {
     let root = start_key(layout, ncells)?;
     let ident = proof_identity(&root, layout, ncells, max_memory, flush_keys, &bounds);
+    // A search for a line that reached its win but whose way back outgrew the memory left its files:
+    // the way back is tried again from them, with this search's memory.
+    if let Some(d) = resume {
+        if let Some(way) = WayBack::load(d, &ident) {
+            return way.again(layout, ncells, max_memory, d);
+        }
+    }
     // A search for a line stopped before it ended goes on from its own checkpoint: the proof it
     // follows is not made again.
     let saved = resume.and_then(|d| WonAt::load(d, &ident));
@@ -230,7 +237,11 @@ fn search_line(
         dir.as_deref(),
         share,
     );
-    removed_when_decided(&r, resume);
+    // Won without a line: the way back outgrew the memory, and its files stay for another try.
+    let lost = matches!(&r, Ok(l) if l.outcome == LayeredOutcome::Won && l.chain.is_empty());
+    if !lost {
+        removed_when_decided(&r, resume);
+    }
     let line = r?;
     if line.outcome == LayeredOutcome::Unsolvable {
         return Err(Error::Internal(format!(
@@ -243,7 +254,7 @@ fn search_line(
     } else {
         (proof.peak_bytes, proof.peak_parts)
     };
-    Ok(LayeredResult {
+    let res = LayeredResult {
         outcome: line.outcome,
         positions: proof.positions + line.positions,
         peak_positions: proof.peak_positions.max(line.peak_positions),
@@ -253,7 +264,143 @@ fn search_line(
         elapsed_ms: proof.elapsed_ms + line.elapsed_ms,
         won_at: line.won_at.map(|_| won.target),
         chain: line.chain,
-    })
+    };
+    if let (true, Some(target), Some(resume)) = (lost, line.won_at, resume) {
+        let way = WayBack {
+            ident: won.ident,
+            target,
+            result: res.clone(),
+        };
+        way.save(resume)?;
+    }
+    Ok(res)
+}
+
+/// The first line of a [`WayBack`] file.
+const WAY_BACK_FORMAT: &str = "fcanalyze-layered-way-back/1";
+
+/// A search for a line that reached a win (`target`, a won position or one with a won child) but
+/// whose way back to the start outgrew the memory ([`chain_to`]): its result, saved in the proof's
+/// directory beside the search's files (the kept seeds of every layer), so that a search of the same
+/// deal and cells, with any memory, tries the way back again from them instead of searching again.
+/// Deal 155219 with 1 cell reached its win twice, each time after billions of positions, and lost it
+/// to the memory of the way back.
+struct WayBack {
+    /// The proof's identity ([`identity`]).
+    ident: String,
+    target: Key,
+    result: LayeredResult,
+}
+
+impl WayBack {
+    fn path(dir: &Path) -> std::path::PathBuf {
+        dir.join("way-back")
+    }
+
+    /// The identity without what the memory shapes (the memory, the buffers, the kept files' budget,
+    /// the stack): the kept seeds serve a way back made with any memory.
+    fn deal_of(ident: &str) -> String {
+        let shaped = ["memory=", "flush=", "kept=", "stack="];
+        ident
+            .split(' ')
+            .filter(|w| !shaped.iter().any(|s| w.starts_with(s)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Written to `dir`, atomically.
+    fn save(&self, dir: &Path) -> Result<()> {
+        let r = &self.result;
+        let t = &self.target;
+        let text = format!(
+            "{WAY_BACK_FORMAT}\nproof {}\ntarget {:x} {:x} {:x}\npositions {}\nms {}\npeaks {} {} {}\n",
+            Self::deal_of(&self.ident),
+            t[0],
+            t[1],
+            t[2],
+            r.positions,
+            r.elapsed_ms,
+            r.peak_positions,
+            r.peak_bytes,
+            r.peak_disk
+        );
+        let (path, tmp) = (WayBack::path(dir), dir.join("way-back.tmp"));
+        std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| io_error(&path, e))
+    }
+
+    /// The one saved in `dir` by a proof of the same deal and cells as `ident`, if any.
+    fn load(dir: &Path, ident: &str) -> Option<WayBack> {
+        let text = std::fs::read_to_string(WayBack::path(dir)).ok()?;
+        let mut lines = text.lines();
+        let deal = Self::deal_of(ident);
+        if lines.next()? != WAY_BACK_FORMAT || lines.next()?.strip_prefix("proof ")? != deal {
+            return None;
+        }
+        let mut field = |name: &str| -> Option<Vec<String>> {
+            let rest = lines.next()?.strip_prefix(name)?.strip_prefix(' ')?;
+            Some(rest.split(' ').map(str::to_string).collect())
+        };
+        let hex = |w: &String| u64::from_str_radix(w, 16).ok();
+        let target = field("target")?;
+        let target = [
+            hex(target.first()?)?,
+            hex(target.get(1)?)?,
+            hex(target.get(2)?)?,
+        ];
+        let positions = field("positions")?.first()?.parse().ok()?;
+        let elapsed_ms = field("ms")?.first()?.parse().ok()?;
+        let peaks = field("peaks")?;
+        let peak = |i: usize| peaks.get(i)?.parse::<u64>().ok();
+        Some(WayBack {
+            ident: ident.to_string(),
+            target,
+            result: LayeredResult {
+                outcome: LayeredOutcome::Won,
+                positions,
+                peak_positions: peak(0)?,
+                peak_bytes: peak(1)? as usize,
+                peak_parts: [0; 5],
+                peak_disk: peak(2)?,
+                elapsed_ms,
+                chain: vec![],
+                won_at: Some(target),
+            },
+        })
+    }
+
+    /// The way back tried again from the files in `dir` within `max_memory`: the result with its line
+    /// (the files removed), or won without a line again (the files kept).
+    fn again(
+        self,
+        layout: &Layout,
+        ncells: usize,
+        max_memory: Option<usize>,
+        dir: &Path,
+    ) -> Result<LayeredResult> {
+        let start = Instant::now();
+        let rules = Rules::new(layout, ncells);
+        let seeds = Seeds::new(u64::MAX, 0, SpillDir::at(&dir.join(LINE_DIR))?)?;
+        let tail = (!rules.is_sorted(&self.target)).then_some([0; 3]);
+        if crate::cascade::tracing() {
+            eprintln!(
+                "fcanalyze trace: won at layer {} without a line after {} positions: the way back \
+                 again from its files",
+                progress(&self.target),
+                self.result.positions
+            );
+        }
+        let chain = chain_to(&rules, &seeds, self.target, tail, max_memory)?;
+        drop(seeds);
+        let mut res = self.result;
+        res.elapsed_ms += start.elapsed().as_secs_f64() * 1e3;
+        if !chain.is_empty() {
+            res.chain = chain;
+            res.won_at = None;
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        Ok(res)
+    }
 }
 
 /// The start of `layout` with `ncells` cells (its automatic moves made).
@@ -754,7 +901,11 @@ impl Proof<'_> {
                     let mut res = t.res.clone();
                     res.positions = t.done + len as u64;
                     let seeds = lock(&self.spill);
-                    res.chain = chain_to(&self.rules, &seeds, target, tail, self.max_memory)?;
+                    #[cfg(test)]
+                    let room = super::WAY_BACK_ROOM.get().or(self.max_memory);
+                    #[cfg(not(test))]
+                    let room = self.max_memory;
+                    res.chain = chain_to(&self.rules, &seeds, target, tail, room)?;
                     res.won_at = res.chain.is_empty().then_some(target);
                     drop(seeds);
                     let won = finish(res, LayeredOutcome::Won, self.before_ms, self.start);

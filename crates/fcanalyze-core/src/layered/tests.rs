@@ -1291,6 +1291,43 @@ fn a_position_budget_stops_the_merge_that_reaches_it() {
     }
 }
 
+/// A search for a line whose way back to its win outgrows the memory keeps its files and the win; a
+/// search of the same position with other memory (another identity), and a budget it could not search
+/// within, finds the way back from those files: the line and the count of the search made at once,
+/// the files removed.
+#[test]
+fn a_way_back_that_outgrew_the_memory_is_tried_again_from_its_files() {
+    let late = late_position();
+    let limits = |max_positions| Limits {
+        max_positions,
+        max_millis: None,
+    };
+    let bounds = kept(1 << 12);
+    let at_once = search(&late, 0, limits(2_000_000), None, 100, bounds, None).unwrap();
+    assert!(!at_once.chain.is_empty());
+    let dir = std::env::temp_dir().join(format!("fca-way-back-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    super::WAY_BACK_ROOM.set(Some(1));
+    let lost = search(&late, 0, limits(2_000_000), None, 100, bounds, Some(&dir));
+    super::WAY_BACK_ROOM.set(None);
+    let lost = lost.unwrap();
+    assert_eq!(lost.outcome, LayeredOutcome::Won);
+    assert!(lost.chain.is_empty() && lost.won_at.is_some());
+    assert_eq!(lost.positions, at_once.positions);
+    assert!(
+        super::has_checkpoint(&dir),
+        "the files of a win without a line stay"
+    );
+    let again = search(&late, 0, limits(1), Some(1 << 30), 100, bounds, Some(&dir)).unwrap();
+    assert_eq!(again.outcome, LayeredOutcome::Won);
+    assert_eq!(
+        (again.positions, &again.chain),
+        (at_once.positions, &at_once.chain)
+    );
+    assert_line(&late, 0, &again.chain);
+    assert!(!dir.exists(), "the files of a win with its line stay");
+}
+
 /// The path within a group to a position of it ([`super::chain::group_path`]) is a shortest one, each
 /// step a child of the one before, from the group's seeds: over positions reached breadth first
 /// within one layer from a seed of deal 5 with 2 cells, as far as a plain breadth-first search with
