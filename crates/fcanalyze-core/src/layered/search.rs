@@ -139,56 +139,72 @@ impl WonAt {
     /// Written to `dir` (created), atomically.
     fn save(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
-        let p = &self.proof;
-        let t = &self.target;
-        let text = format!(
-            "{WON_AT_FORMAT}\nproof {}\ntarget {:x} {:x} {:x}\npositions {}\nms {}\npeaks {} {} {}\n",
-            self.ident, t[0], t[1], t[2], p.positions, p.elapsed_ms, p.peak_positions, p.peak_bytes,
-            p.peak_disk
-        );
-        let (path, tmp) = (WonAt::path(dir), dir.join("won-at.tmp"));
-        std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| io_error(&path, e))
+        let text = win_text(WON_AT_FORMAT, &self.ident, &self.target, &self.proof);
+        save_win(&WonAt::path(dir), &text)
     }
 
     /// The one saved in `dir` by the proof of identity `ident`, if any.
     fn load(dir: &Path, ident: &str) -> Option<WonAt> {
-        let text = std::fs::read_to_string(WonAt::path(dir)).ok()?;
-        let mut lines = text.lines();
-        if lines.next()? != WON_AT_FORMAT || lines.next()?.strip_prefix("proof ")? != ident {
-            return None;
-        }
-        let mut field = |name: &str| -> Option<Vec<String>> {
-            let rest = lines.next()?.strip_prefix(name)?.strip_prefix(' ')?;
-            Some(rest.split(' ').map(str::to_string).collect())
-        };
-        let hex = |w: &String| u64::from_str_radix(w, 16).ok();
-        let target = field("target")?;
-        let target = [
-            hex(target.first()?)?,
-            hex(target.get(1)?)?,
-            hex(target.get(2)?)?,
-        ];
-        let positions = field("positions")?.first()?.parse().ok()?;
-        let elapsed_ms = field("ms")?.first()?.parse().ok()?;
-        let peaks = field("peaks")?;
-        let peak = |i: usize| peaks.get(i)?.parse::<u64>().ok();
+        let (target, proof) = load_win(&WonAt::path(dir), WON_AT_FORMAT, ident)?;
         Some(WonAt {
             ident: ident.to_string(),
             target,
-            proof: LayeredResult {
-                outcome: LayeredOutcome::Won,
-                positions,
-                peak_positions: peak(0)?,
-                peak_bytes: peak(1)? as usize,
-                peak_parts: [0; 5],
-                peak_disk: peak(2)?,
-                elapsed_ms,
-                chain: vec![],
-                won_at: Some(target),
-            },
+            proof,
         })
     }
+}
+
+/// The text of a win saved without its line ([`WonAt`], [`WayBack`]): the format, the proof's
+/// identity, the position won at and the search's counts.
+fn win_text(format: &str, ident: &str, t: &Key, r: &LayeredResult) -> String {
+    format!(
+        "{format}\nproof {ident}\ntarget {:x} {:x} {:x}\npositions {}\nms {}\npeaks {} {} {}\n",
+        t[0], t[1], t[2], r.positions, r.elapsed_ms, r.peak_positions, r.peak_bytes, r.peak_disk
+    )
+}
+
+/// `text` written to `path`, atomically.
+fn save_win(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io_error(path, e))
+}
+
+/// The position won at and the counts of the win saved at `path` ([`win_text`]) in `format` by the
+/// proof of identity `ident`, if any (the result won, without a line).
+fn load_win(path: &Path, format: &str, ident: &str) -> Option<(Key, LayeredResult)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != format || lines.next()?.strip_prefix("proof ")? != ident {
+        return None;
+    }
+    let mut field = |name: &str| -> Option<Vec<String>> {
+        let rest = lines.next()?.strip_prefix(name)?.strip_prefix(' ')?;
+        Some(rest.split(' ').map(str::to_string).collect())
+    };
+    let hex = |w: &String| u64::from_str_radix(w, 16).ok();
+    let target = field("target")?;
+    let target = [
+        hex(target.first()?)?,
+        hex(target.get(1)?)?,
+        hex(target.get(2)?)?,
+    ];
+    let positions = field("positions")?.first()?.parse().ok()?;
+    let elapsed_ms = field("ms")?.first()?.parse().ok()?;
+    let peaks = field("peaks")?;
+    let peak = |i: usize| peaks.get(i)?.parse::<u64>().ok();
+    let result = LayeredResult {
+        outcome: LayeredOutcome::Won,
+        positions,
+        peak_positions: peak(0)?,
+        peak_bytes: peak(1)? as usize,
+        peak_parts: [0; 5],
+        peak_disk: peak(2)?,
+        elapsed_ms,
+        chain: vec![],
+        won_at: Some(target),
+    };
+    Some((target, result))
 }
 
 /// The line of the win `won` found without one: a second search from the start that keeps to the
@@ -310,62 +326,19 @@ impl WayBack {
 
     /// Written to `dir`, atomically.
     fn save(&self, dir: &Path) -> Result<()> {
-        let r = &self.result;
-        let t = &self.target;
-        let text = format!(
-            "{WAY_BACK_FORMAT}\nproof {}\ntarget {:x} {:x} {:x}\npositions {}\nms {}\npeaks {} {} {}\n",
-            Self::deal_of(&self.ident),
-            t[0],
-            t[1],
-            t[2],
-            r.positions,
-            r.elapsed_ms,
-            r.peak_positions,
-            r.peak_bytes,
-            r.peak_disk
-        );
-        let (path, tmp) = (WayBack::path(dir), dir.join("way-back.tmp"));
-        std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| io_error(&path, e))
+        let deal = Self::deal_of(&self.ident);
+        let text = win_text(WAY_BACK_FORMAT, &deal, &self.target, &self.result);
+        save_win(&WayBack::path(dir), &text)
     }
 
     /// The one saved in `dir` by a proof of the same deal and cells as `ident`, if any.
     fn load(dir: &Path, ident: &str) -> Option<WayBack> {
-        let text = std::fs::read_to_string(WayBack::path(dir)).ok()?;
-        let mut lines = text.lines();
-        let deal = Self::deal_of(ident);
-        if lines.next()? != WAY_BACK_FORMAT || lines.next()?.strip_prefix("proof ")? != deal {
-            return None;
-        }
-        let mut field = |name: &str| -> Option<Vec<String>> {
-            let rest = lines.next()?.strip_prefix(name)?.strip_prefix(' ')?;
-            Some(rest.split(' ').map(str::to_string).collect())
-        };
-        let hex = |w: &String| u64::from_str_radix(w, 16).ok();
-        let target = field("target")?;
-        let target = [
-            hex(target.first()?)?,
-            hex(target.get(1)?)?,
-            hex(target.get(2)?)?,
-        ];
-        let positions = field("positions")?.first()?.parse().ok()?;
-        let elapsed_ms = field("ms")?.first()?.parse().ok()?;
-        let peaks = field("peaks")?;
-        let peak = |i: usize| peaks.get(i)?.parse::<u64>().ok();
+        let path = WayBack::path(dir);
+        let (target, result) = load_win(&path, WAY_BACK_FORMAT, &Self::deal_of(ident))?;
         Some(WayBack {
             ident: ident.to_string(),
             target,
-            result: LayeredResult {
-                outcome: LayeredOutcome::Won,
-                positions,
-                peak_positions: peak(0)?,
-                peak_bytes: peak(1)? as usize,
-                peak_parts: [0; 5],
-                peak_disk: peak(2)?,
-                elapsed_ms,
-                chain: vec![],
-                won_at: Some(target),
-            },
+            result,
         })
     }
 

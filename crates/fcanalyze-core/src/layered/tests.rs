@@ -37,6 +37,23 @@ fn late_position() -> Layout {
     late
 }
 
+/// Limits of `max_positions` positions and no time limit.
+fn limits(max_positions: u64) -> Limits {
+    Limits {
+        max_positions,
+        max_millis: None,
+    }
+}
+
+/// The late position, bounds under which its proof forgets its lines (so its win is searched for again
+/// toward it), and its search made at once, not resumable.
+fn late_line() -> (Layout, Bounds, LayeredResult) {
+    let late = late_position();
+    let bounds = kept(1 << 12);
+    let at_once = search(&late, 0, limits(2_000_000), None, 100, bounds, None).unwrap();
+    (late, bounds, at_once)
+}
+
 /// Deals 1..=`deals` with 0, 1 and 2 cells searched within `bounds` (`before` runs before each such
 /// search) and with every group in its set (`kept(u64::MAX)`), both flushing every `flush` keys: the
 /// same outcomes, and the same counts where unsolvable. Returns the proofs compared.
@@ -886,13 +903,7 @@ fn assert_line(layout: &Layout, ncells: usize, chain: &[Key]) {
 /// and the count are those of the search made at once.
 #[test]
 fn a_search_for_a_line_goes_on_from_its_files() {
-    let late = late_position();
-    let limits = |max_positions| Limits {
-        max_positions,
-        max_millis: None,
-    };
-    let bounds = kept(1 << 12);
-    let at_once = search(&late, 0, limits(2_000_000), None, 100, bounds, None).unwrap();
+    let (late, bounds, at_once) = late_line();
     let proof = search(&late, 0, limits(2_000_000), None, 100, kept(u64::MAX), None).unwrap();
     let dir = std::env::temp_dir().join(format!("fca-line-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -1297,13 +1308,7 @@ fn a_position_budget_stops_the_merge_that_reaches_it() {
 /// the files removed.
 #[test]
 fn a_way_back_that_outgrew_the_memory_is_tried_again_from_its_files() {
-    let late = late_position();
-    let limits = |max_positions| Limits {
-        max_positions,
-        max_millis: None,
-    };
-    let bounds = kept(1 << 12);
-    let at_once = search(&late, 0, limits(2_000_000), None, 100, bounds, None).unwrap();
+    let (late, bounds, at_once) = late_line();
     assert!(!at_once.chain.is_empty());
     let dir = std::env::temp_dir().join(format!("fca-way-back-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
