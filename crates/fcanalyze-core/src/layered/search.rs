@@ -211,8 +211,8 @@ fn load_win(path: &Path, format: &str, ident: &str) -> Option<(Key, LayeredResul
 /// positions that may lie on a line to it ([`super::cone`]), trades aside, every line kept (its files
 /// go only before the disk runs out), within what is left of the budgets; resumable in [`LINE_DIR`] of
 /// `resume`. The result counts both searches; the line's search decides the outcome (undecided when
-/// its budget runs out; won without a line again only when a group of it did not fit in the memory
-/// with its parent links).
+/// its budget runs out; won without a line again only when its way back outgrew the memory, its files
+/// then kept with the win, [`WayBack`]).
 fn search_line(
     layout: &Layout,
     ncells: usize,
