@@ -564,7 +564,6 @@ fn race(
     // thread while it waits to start.
     let ended: (Mutex<Option<bool>>, Condvar) = (Mutex::new(None), Condvar::new());
     let resumed = config.checkpoint_dir.as_deref().is_some_and(has_checkpoint);
-    let before = Mutex::new(0.0);
     let t = std::time::Instant::now();
     let (layered, looked) = std::thread::scope(|scope| {
         let layered = scope.spawn(|| {
@@ -585,9 +584,8 @@ fn race(
             }
             // Its time in earlier runs (a proof resumed from its checkpoint counts them in its own).
             let ms = started.elapsed().as_secs_f64() * 1e3;
-            *before.lock().unwrap_or_else(|e| e.into_inner()) =
-                l.as_ref().map_or(0.0, |l| (l.elapsed_ms - ms).max(0.0));
-            Some(l)
+            let before = l.as_ref().map_or(0.0, |l| (l.elapsed_ms - ms).max(0.0));
+            Some((l, before))
         });
         let looked = {
             let _stop = StopHere::on(stop_look.clone());
@@ -613,7 +611,7 @@ fn race(
     });
     // This run's wall time, and the layered proof's in the runs before (a row of a proof resumed
     // across invocations counts them all).
-    let before = before.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (layered, before) = layered.map_or((None, 0.0), |(l, before)| (Some(l), before));
     let wall = t.elapsed().as_secs_f64() * 1e3 + before;
     let timed = |r: SearchResult| SearchResult {
         elapsed_ms: wall,

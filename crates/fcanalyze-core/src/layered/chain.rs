@@ -59,7 +59,7 @@ impl Reached {
             // a position (doubling on to the room would leave a third of it to the last table).
             let need = |n: usize| Self::bytes(old + n, most(n));
             if need(slots) > room || Self::bytes(slots, 0) > room / 8 {
-                slots = room.saturating_sub(Self::bytes(old, 0)) / (Self::bytes(1, 0) + 4);
+                slots = room.saturating_sub(Self::bytes(old, 0)) / Self::bytes(1, 1);
                 while slots > 0 && need(slots) > room {
                     slots -= slots / 64 + 1;
                 }
