@@ -1,14 +1,20 @@
 //! The line to a won position, found again backwards ([`chain_to`]): each group on the way is searched
-//! again breadth first from its kept seeds ([`group_path`]), and the path's first seed names the
-//! position of an earlier layer it was reached from.
+//! again breadth first from its kept seeds, in memory ([`group_path`]) or, when it outgrows the memory,
+//! by levels on disk ([`group_path_on_disk`]), and the path's first seed names the position of an
+//! earlier layer it was reached from.
 
-use crate::error::Result;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+
+use crate::error::{Error, Result};
 use crate::key::{pack, signature, unpack, Key};
 use crate::layer::progress;
-use crate::prover::Rules;
+use crate::prover::{Rules, NO};
 
-use super::code::Frame;
-use super::seeds::Seeds;
+use super::code::{tag, untag, Frame, CODE};
+use super::level::{sort_dedup, Level, Levels, Part};
+use super::seeds::{Group, Seeds};
+use super::spill::io_error;
 
 /// The most the table of [`group_path`] holds: 7/8 of its slots.
 fn most(slots: usize) -> usize {
@@ -187,9 +193,161 @@ pub(super) fn group_path(
     Some(path)
 }
 
+/// Whether `level` holds `code` (a group's code, untagged).
+fn holds(level: &Level, code: u128) -> Result<bool> {
+    let mut from = level.read_from(Some(tag(code, NO)))?;
+    Ok(from.next_code()?.is_some_and(|c| untag(c).0 == code))
+}
+
+/// The files of [`group_path_on_disk`], removed with their directory when dropped.
+struct OnDisk(Levels);
+
+impl Drop for OnDisk {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0.dir);
+    }
+}
+
+/// A shortest path within one group from its seeds (each one `seeds` gives, in any order and any number
+/// of times) to `target`, as [`group_path`] finds it, for groups whose search outgrows the memory: the
+/// levels of the breadth-first search are sorted files of codes in `dir` ([`Levels`], removed after),
+/// each made as the search by levels makes them ([`super::levels`]): the codes the level before reaches,
+/// sorted in chunks of `chunk` and written as runs, merged less the codes of the two levels before (a
+/// move within a group is undone by one within it). So the memory holds a chunk, and the disk about 2.5
+/// bytes a position. The path is found again from the target's level down: the positions one move
+/// from a position are the ones it is one move from, so the position before it is one of its children
+/// found in the level before. `None` when `target` is not reached, when a write would leave less than
+/// `min_free` of the disk free, or when a stop is asked (the way back is then tried again later).
+pub(super) fn group_path_on_disk(
+    rules: &Rules,
+    seeds: impl FnOnce(&mut dyn FnMut(&Key)) -> Result<()>,
+    target: &Key,
+    (dir, min_free): (&Path, u64),
+    chunk: usize,
+) -> Result<Option<Vec<Key>>> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    let files = OnDisk(Levels {
+        dir: dir.to_path_buf(),
+        thread: 0,
+        made: AtomicU64::new(0),
+        disk: AtomicU64::new(0),
+        min_free,
+    });
+    let files = &files.0;
+    if files.disk_low(0) {
+        return Ok(None);
+    }
+    let layer = progress(target);
+    let frame = Frame::of(target);
+    let max = chunk.max(1);
+    let stop = || crate::interrupt::active();
+    // Its room taken at once (untouched until used): grown by doubling, it would hold the old and
+    // the new at once.
+    let mut codes: Vec<u128> = Vec::with_capacity(max);
+    let mut runs: Vec<Part> = Vec::new();
+    // The codes gathered in `codes` written as a run when they fill a chunk; false when the disk or a
+    // stop says no.
+    let spill = |codes: &mut Vec<u128>, runs: &mut Vec<Part>| -> Result<bool> {
+        if codes.len() < max {
+            return Ok(true);
+        }
+        if stop() || files.disk_low(codes.len()) {
+            return Ok(false);
+        }
+        runs.push(files.write_run(codes, &mut Vec::new())?);
+        Ok(true)
+    };
+    // The seeds, then each level from the one before, merged less the two before it.
+    let mut written = Ok(true);
+    seeds(&mut |k| {
+        if matches!(written, Ok(true)) {
+            codes.push(tag(frame.encode(k), NO));
+            written = spill(&mut codes, &mut runs);
+        }
+    })?;
+    let out = |_| (stop() || files.disk_low(0)).then_some(crate::outcome::Budget::Disk);
+    let none = Level::default();
+    let mut all: Vec<Level> = Vec::new();
+    let goal = frame.encode(target);
+    let mut kids = Vec::new();
+    loop {
+        if !written? {
+            files.remove(runs);
+            return Ok(None);
+        }
+        sort_dedup(&mut codes, &mut Vec::new());
+        let cur = all.last().unwrap_or(&none);
+        let prev = all.len().checked_sub(2).map_or(&none, |i| &all[i]);
+        let next = files.merge_range((&runs, &[&codes]), cur, prev, (None, None), &out)?;
+        files.remove(std::mem::take(&mut runs));
+        codes.clear();
+        let Ok(next) = next else {
+            return Ok(None);
+        };
+        if next.len == 0 {
+            return Ok(None);
+        }
+        all.push(Level::of([next]));
+        let cur = all.last().expect("a level");
+        if holds(cur, goal)? {
+            break;
+        }
+        let mut read = cur.read_range(0, cur.len());
+        written = Ok(true);
+        while let Some(c) = read.next_code()? {
+            rules.children(&rules.decode(&frame.decode(untag(c).0)), &mut kids);
+            for k in kids.iter().filter(|k| progress(k) == layer) {
+                codes.push(tag(frame.encode(k), NO));
+                written = spill(&mut codes, &mut runs);
+                if !matches!(written, Ok(true)) {
+                    break;
+                }
+            }
+            if !matches!(written, Ok(true)) {
+                break;
+            }
+        }
+    }
+    let mut path = vec![*target];
+    let mut near = Vec::new();
+    for level in all[..all.len() - 1].iter().rev() {
+        let next = *path.last().expect("a key");
+        rules.children(&rules.decode(&next), &mut near);
+        let mut before = None;
+        for k in near.iter().filter(|k| progress(k) == layer) {
+            if holds(level, frame.encode(k))? {
+                rules.children(&rules.decode(k), &mut kids);
+                if kids.contains(&next) {
+                    before = Some(*k);
+                    break;
+                }
+            }
+        }
+        let Some(before) = before else {
+            return Err(Error::Internal(format!(
+                "a position of layer {layer} has no child in the level before it that leads to it"
+            )));
+        };
+        path.push(before);
+    }
+    path.reverse();
+    Ok(Some(path))
+}
+
+/// The codes a chunk of [`group_path_on_disk`] holds within `max_memory`: half of it, between 4,096
+/// and 2^28 (4 GB).
+fn chunk_within(max_memory: Option<usize>) -> usize {
+    max_memory.map_or(1 << 26, |m| (m / 2 / CODE).clamp(1 << 12, 1 << 28))
+}
+
+/// The directory of [`group_path_on_disk`]'s files, in the line's spill directory.
+const ON_DISK: &str = "way-back-levels";
+
 /// The chain of keys from the start to `target` (a reached position), then `tail` if any: each group on
-/// the way is searched again from its kept seeds. Empty when the search of a group outgrows
-/// `max_memory`, or the seeds were not kept.
+/// the way is searched again from its kept seeds, in memory when they and the search fit in
+/// `max_memory`, else on disk. Empty when the search of a group outgrows the disk too, or a stop is
+/// asked, or the seeds were not kept.
 pub(super) fn chain_to(
     rules: &Rules,
     seeds: &Seeds,
@@ -199,20 +357,48 @@ pub(super) fn chain_to(
 ) -> Result<Vec<Key>> {
     let mut back: Vec<Key> = tail.into_iter().collect();
     let mut target = target;
+    // The seeds of a group held in memory take 20 bytes each, twice over while they are read, and its
+    // search at least 25 bytes a position.
+    let most = max_memory.map(|m| m / 64);
     loop {
-        let Some(group) = seeds.group_of(&target)? else {
-            return Ok(vec![]);
+        let in_memory = match seeds.group_of(&target, most)? {
+            Group::NotKept => return Ok(vec![]),
+            Group::Many => None,
+            Group::Seeds(group) => group_path(rules, group, &target, max_memory),
         };
-        let n = group.len();
-        let Some(path) = group_path(rules, group, &target, max_memory) else {
-            if crate::cascade::tracing() {
-                eprintln!(
-                    "fcanalyze trace: the search of the line's group in layer {} ({n} seeds) outgrew \
-                     the memory: a win without a line",
-                    progress(&target),
-                );
+        let path = match in_memory {
+            Some(path) => path,
+            None => {
+                let dir = seeds.dir.0.join(ON_DISK);
+                if crate::cascade::tracing() {
+                    eprintln!(
+                        "fcanalyze trace: the line's group in layer {} outgrew the memory: searched \
+                         again by levels in {}",
+                        progress(&target),
+                        dir.display()
+                    );
+                }
+                let each =
+                    |f: &mut dyn FnMut(&Key)| seeds.each_of_group(&target, |k, _| f(k)).map(|_| ());
+                #[cfg(test)]
+                let min_free = super::WAY_BACK_MIN_FREE.get().unwrap_or(seeds.min_free);
+                #[cfg(not(test))]
+                let min_free = seeds.min_free;
+                let room = (dir.as_path(), min_free);
+                match group_path_on_disk(rules, each, &target, room, chunk_within(max_memory))? {
+                    Some(path) => path,
+                    None => {
+                        if crate::cascade::tracing() {
+                            eprintln!(
+                                "fcanalyze trace: the search of the line's group in layer {} \
+                                 outgrew the disk or was stopped: a win without a line",
+                                progress(&target),
+                            );
+                        }
+                        return Ok(vec![]);
+                    }
+                }
             }
-            return Ok(vec![]);
         };
         let Some(parent) = seeds.parent_of(&path[0])? else {
             return Ok(vec![]);

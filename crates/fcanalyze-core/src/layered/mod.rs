@@ -233,6 +233,9 @@ thread_local! {
     static FULL_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     /// Tests: the memory of the way back to a win ([`chain::chain_to`]), in place of the search's.
     static WAY_BACK_ROOM: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// Tests: the free disk the way back must leave when it searches a group on disk
+    /// ([`chain::group_path_on_disk`]), in place of the search's.
+    static WAY_BACK_MIN_FREE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
     /// Tests: the positions the last search on this thread that ended without a win expanded,
     /// every thread's (an orbit's members and a twin's images each count one).
     static EXPANDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };

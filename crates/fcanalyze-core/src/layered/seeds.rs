@@ -98,6 +98,16 @@ pub(super) fn lock(spill: &Spill) -> std::sync::MutexGuard<'_, Seeds> {
     spill.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The kept seeds of a group ([`Seeds::group_of`]).
+pub(super) enum Group {
+    /// Packed, sorted, each once.
+    Seeds(Vec<[u32; 5]>),
+    /// More than were asked for at most.
+    Many,
+    /// The files were not kept.
+    NotKept,
+}
+
 /// The seeds of later layers on disk (per layer, a file of sorted runs), and the finished layers' files
 /// kept for lines.
 pub(super) struct Seeds {
@@ -287,7 +297,11 @@ impl Seeds {
     /// Each kept seed of the group of `key` (each record's images under its trades too) with the
     /// position it was reached from (`None`: the start), in the file's order; false when the files
     /// were not kept.
-    fn each_of_group(&self, key: &Key, mut each: impl FnMut(&Key, Option<&Key>)) -> Result<bool> {
+    pub(super) fn each_of_group(
+        &self,
+        key: &Key,
+        mut each: impl FnMut(&Key, Option<&Key>),
+    ) -> Result<bool> {
         let path = self.dir.kept(progress(key));
         if !self.keep || !path.exists() {
             return Ok(false);
@@ -309,27 +323,39 @@ impl Seeds {
         Ok(true)
     }
 
-    /// The kept seeds of the group of `key`, packed, sorted, each once; `None` when the files were
-    /// not kept. The file holds a layer's seeds as sorted runs, duplicates across runs included (a
-    /// giant layer's several times over): they go as they come, so that at most about twice the
-    /// group's seeds are held.
-    pub(super) fn group_of(&self, key: &Key) -> Result<Option<Vec<[u32; 5]>>> {
+    /// The kept seeds of the group of `key`, packed, sorted, each once, unless there are more than
+    /// `most`. The file holds a layer's seeds as sorted runs, duplicates across runs included (a giant
+    /// layer's several times over): they go as they come, so that at most about twice the group's
+    /// seeds (or `most`) are held.
+    pub(super) fn group_of(&self, key: &Key, most: Option<usize>) -> Result<Group> {
         let mut group = Vec::new();
         let mut dedup_at = 1 << 20;
+        let mut many = false;
+        let cap = most.map_or(usize::MAX, |m| 2 * m + 2);
         let kept = self.each_of_group(key, |k, _| {
+            if many {
+                return;
+            }
             group.push(pack(k));
-            if group.len() >= dedup_at {
+            if group.len() >= dedup_at.min(cap) {
                 group.sort_unstable();
                 group.dedup();
                 dedup_at = dedup_at.max(2 * group.len());
+                many = most.is_some_and(|m| group.len() > m);
+                if many {
+                    group = Vec::new();
+                }
             }
         })?;
         if !kept {
-            return Ok(None);
+            return Ok(Group::NotKept);
         }
         group.sort_unstable();
         group.dedup();
-        Ok(Some(group))
+        if many || most.is_some_and(|m| group.len() > m) {
+            return Ok(Group::Many);
+        }
+        Ok(Group::Seeds(group))
     }
 
     /// The position the kept seed `seed` was reached from, the least when several were (`Some(None)`:

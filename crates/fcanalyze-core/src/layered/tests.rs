@@ -1302,10 +1302,24 @@ fn a_position_budget_stops_the_merge_that_reaches_it() {
     }
 }
 
-/// A search for a line whose way back to its win outgrows the memory keeps its files and the win; a
-/// search of the same position with other memory (another identity), and a budget it could not search
-/// within, finds the way back from those files: the line and the count of the search made at once,
-/// the files removed.
+/// A search for a line whose way back to its win outgrows the memory searches the groups on its way
+/// on disk: the line (another as short within each group) and the count of the search made at once.
+#[test]
+fn a_way_back_that_outgrows_the_memory_goes_on_disk() {
+    let (late, bounds, at_once) = late_line();
+    super::WAY_BACK_ROOM.set(Some(1));
+    let on_disk = search(&late, 0, limits(2_000_000), None, 100, bounds, None);
+    super::WAY_BACK_ROOM.set(None);
+    let on_disk = on_disk.unwrap();
+    assert_eq!(on_disk.outcome, LayeredOutcome::Won);
+    assert_eq!(on_disk.positions, at_once.positions);
+    assert_line(&late, 0, &on_disk.chain);
+}
+
+/// A search for a line whose way back to its win outgrows the memory and the disk keeps its files and
+/// the win; a search of the same position with other memory (another identity), and a budget it could
+/// not search within, finds the way back from those files: the line and the count of the search made
+/// at once, the files removed.
 #[test]
 fn a_way_back_that_outgrew_the_memory_is_tried_again_from_its_files() {
     let (late, bounds, at_once) = late_line();
@@ -1313,8 +1327,10 @@ fn a_way_back_that_outgrew_the_memory_is_tried_again_from_its_files() {
     let dir = std::env::temp_dir().join(format!("fca-way-back-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     super::WAY_BACK_ROOM.set(Some(1));
+    super::WAY_BACK_MIN_FREE.set(Some(u64::MAX / 4));
     let lost = search(&late, 0, limits(2_000_000), None, 100, bounds, Some(&dir));
     super::WAY_BACK_ROOM.set(None);
+    super::WAY_BACK_MIN_FREE.set(None);
     let lost = lost.unwrap();
     assert_eq!(lost.outcome, LayeredOutcome::Won);
     assert!(lost.chain.is_empty() && lost.won_at.is_some());
@@ -1333,19 +1349,15 @@ fn a_way_back_that_outgrew_the_memory_is_tried_again_from_its_files() {
     assert!(!dir.exists(), "the files of a win with its line stay");
 }
 
-/// The path within a group to a position of it ([`super::chain::group_path`]) is a shortest one, each
-/// step a child of the one before, from the group's seeds: over positions reached breadth first
-/// within one layer from a seed of deal 5 with 2 cells, as far as a plain breadth-first search with
-/// parent links finds them; and within a room too small for the positions it reaches first, none.
-#[test]
-fn group_paths_are_shortest_and_fit_their_room() {
-    use super::chain::group_path;
+/// A seed of deal 5 with 2 cells some moves into the deal, with its rules and each position's distance
+/// from it breadth first within its layer (thousands of positions): the largest of those of a sample
+/// of the positions reached breadth first from the start.
+fn a_seed_and_its_layer() -> (Rules, Key, std::collections::HashMap<Key, usize>) {
     let layout = Layout::deal(5).unwrap();
     let rules = Rules::new(&layout, 2);
     let (mut p0, _) = Position::from_layout(&layout, 2).unwrap();
     p0.settle(None);
     let mut kids = Vec::new();
-    // Breadth first within the layer of `seed`: each position's distance from it.
     let mut within = |seed: Key| {
         let layer = progress(&seed);
         let mut dist: std::collections::HashMap<Key, usize> = [(seed, 0)].into();
@@ -1361,8 +1373,6 @@ fn group_paths_are_shortest_and_fit_their_room() {
         }
         dist
     };
-    // A seed some moves into the deal, with a layer of thousands of positions from it: the largest
-    // of those of a sample of the positions reached breadth first from the start.
     let mut reached = vec![*p0.key()];
     let mut seen: std::collections::HashSet<Key> = reached.iter().copied().collect();
     let mut kids = Vec::new();
@@ -1379,17 +1389,34 @@ fn group_paths_are_shortest_and_fit_their_room() {
         .max_by_key(|(k, d)| (d.len(), *k))
         .unwrap();
     assert!(dist.len() > 5_000, "{} positions", dist.len());
+    (rules, seed, dist)
+}
+
+/// Whether `path` goes from `seed` to `target` in `d` moves, each step a child of the one before.
+fn a_path_of(rules: &Rules, path: &[Key], (seed, target, d): (&Key, &Key, usize)) -> bool {
+    let mut kids = Vec::new();
+    path.len() == d + 1
+        && (&path[0], &path[d]) == (seed, target)
+        && path.windows(2).all(|w| {
+            rules.children(&rules.decode(&w[0]), &mut kids);
+            kids.contains(&w[1])
+        })
+}
+
+/// The path within a group to a position of it ([`super::chain::group_path`]) is a shortest one, each
+/// step a child of the one before, from the group's seeds: over positions reached breadth first
+/// within one layer from a seed ([`a_seed_and_its_layer`]), as far as a plain breadth-first search
+/// finds them; and within a room too small for the positions it reaches first, none.
+#[test]
+fn group_paths_are_shortest_and_fit_their_room() {
+    use super::chain::group_path;
+    let (rules, seed, dist) = a_seed_and_its_layer();
     let group = || vec![crate::key::pack(&seed)];
     let mut far: Vec<(&Key, &usize)> = dist.iter().collect();
     far.sort();
     for (target, &d) in far.iter().step_by(far.len() / 40) {
         let path = group_path(&rules, group(), target, None).expect("a path");
-        assert_eq!(path.len(), d + 1, "{target:?}");
-        assert_eq!((path[0], path[d]), (seed, **target));
-        for w in path.windows(2) {
-            rules.children(&rules.decode(&w[0]), &mut kids);
-            assert!(kids.contains(&w[1]));
-        }
+        assert!(a_path_of(&rules, &path, (&seed, target, d)), "{target:?}");
     }
     // The farthest position needs the whole layer; a room of 64 KB holds some 3,000 positions, one of
     // 400 KB some 15,000 (its last table as large as the room holds beside the one before: doubling,
@@ -1399,4 +1426,38 @@ fn group_paths_are_shortest_and_fit_their_room() {
     assert!(group_path(&rules, group(), farthest, Some(1 << 16)).is_none());
     assert!(group_path(&rules, group(), farthest, Some(400 << 10)).is_some());
     assert!(group_path(&rules, group(), farthest, Some(1 << 24)).is_some());
+}
+
+/// The path within a group found on disk ([`super::chain::group_path_on_disk`]) is a shortest one too,
+/// its levels merged from many runs (chunks of 256 codes, the seed given three times over), its files
+/// removed after; a disk that must keep more free than it has gives none.
+#[test]
+fn group_paths_on_disk_are_shortest() {
+    use super::chain::group_path_on_disk;
+    let (rules, seed, dist) = a_seed_and_its_layer();
+    let dir = std::env::temp_dir().join(format!("fca-on-disk-{}", std::process::id()));
+    let seeds = |f: &mut dyn FnMut(&Key)| {
+        for _ in 0..3 {
+            f(&seed);
+        }
+        Ok(())
+    };
+    let mut far: Vec<(&Key, &usize)> = dist.iter().collect();
+    far.sort();
+    for (target, &d) in far.iter().step_by(far.len() / 40) {
+        let path = group_path_on_disk(&rules, seeds, target, (&dir, 0), 256).unwrap();
+        let path = path.expect("a path");
+        assert!(a_path_of(&rules, &path, (&seed, target, d)), "{target:?}");
+        assert!(!dir.exists(), "its files stay");
+    }
+    let (farthest, &d) = dist.iter().max_by_key(|(k, &d)| (d, **k)).unwrap();
+    let path = group_path_on_disk(&rules, seeds, farthest, (&dir, 0), 256).unwrap();
+    assert!(a_path_of(
+        &rules,
+        &path.expect("a path"),
+        (&seed, farthest, d)
+    ));
+    let full = group_path_on_disk(&rules, seeds, farthest, (&dir, u64::MAX / 4), 256).unwrap();
+    assert!(full.is_none());
+    assert!(!dir.exists());
 }
