@@ -162,6 +162,12 @@ impl Caps {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: the times [`race`] ran the searches beside the layered proof on this thread.
+    static LOOKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Whether `FCANALYZE_TRACE` asks for the steps' lines (read once).
 pub(crate) fn tracing() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
@@ -302,9 +308,42 @@ fn prove_within(
     if r.outcome != Outcome::Undecided {
         if let Some(dir) = checkpoint {
             let _ = std::fs::remove_file(tried_file(dir));
+            let _ = std::fs::remove_file(looked_file(dir));
         }
     }
     Ok(r)
+}
+
+/// The file beside the directory `dir` of a layered proof resumable in [`race`] that says the searches
+/// beside it ([`look`]) found nothing: it holds their [`looked_identity`]. A proof resumed from its
+/// checkpoint with the same identity goes on without them, on every thread at once (they are the same
+/// searches, and would find nothing again: some 3-7 minutes of a core at each restart of a giant proof
+/// of 1-1,000,000).
+fn looked_file(dir: &Path) -> PathBuf {
+    dir.with_extension("looked")
+}
+
+/// What the searches of [`race`] beside the layered proof depend on: the deal's rules and cells, their
+/// memory `theirs`, and each one's cap within `limits`.
+fn looked_identity(
+    layout: &Layout,
+    ncells: usize,
+    limits: Limits,
+    theirs: usize,
+    caps: &Caps,
+    beams: &[(usize, u64)],
+) -> String {
+    let cap = |p: u64| p.min(limits.max_positions);
+    let beams: Vec<(usize, u64)> = beams.iter().map(|&(w, p)| (w, cap(p))).collect();
+    format!(
+        "fcanalyze-looked/1 cells={ncells} autoplay={:?} memory={theirs} lean={} beams={beams:?} \
+         layer_beam={} solver={} ms={:?}\n",
+        layout.autoplay,
+        cap(caps.lean),
+        cap(caps.layer_beam),
+        cap(caps.solver),
+        limits.max_millis,
+    )
 }
 
 /// Whether, on one thread, the wide beams past the first and the heuristic solver wait for the layered
@@ -564,6 +603,14 @@ fn race(
     // thread while it waits to start.
     let ended: (Mutex<Option<bool>>, Condvar) = (Mutex::new(None), Condvar::new());
     let resumed = config.checkpoint_dir.as_deref().is_some_and(has_checkpoint);
+    // A proof resumed after the others found nothing with the same caps goes on without them.
+    let looked_at = config.checkpoint_dir.as_deref().map(looked_file);
+    let ident = looked_identity(layout, ncells, limits, theirs, caps, beams);
+    let skip = resumed
+        && looked_at
+            .as_deref()
+            .is_some_and(|f| std::fs::read_to_string(f).is_ok_and(|t| t == ident));
+    let interrupts = crate::interrupt::count();
     let t = std::time::Instant::now();
     let (layered, looked) = std::thread::scope(|scope| {
         let layered = scope.spawn(|| {
@@ -587,7 +634,17 @@ fn race(
             let before = l.as_ref().map_or(0.0, |l| (l.elapsed_ms - ms).max(0.0));
             Some((l, before))
         });
-        let looked = {
+        let looked = if skip {
+            if tracing() {
+                eprintln!(
+                    "fcanalyze trace: cells={ncells} the searches before the layered proof found \
+                     nothing before it was resumed: not searched again"
+                );
+            }
+            Ok(Looked::Open(0.0))
+        } else {
+            #[cfg(test)]
+            LOOKS.set(LOOKS.get() + 1);
             let _stop = StopHere::on(stop_look.clone());
             let kept = (prover.max_memory, prover.layered_threads);
             prover.max_memory = Some(theirs);
@@ -599,6 +656,13 @@ fn race(
             looked
         };
         let open = matches!(looked, Ok(Looked::Open(_)));
+        // Found nothing, and not stopped (a stop may have cut a search short): a resume need not
+        // search again.
+        if let (true, false, Some(f)) = (open, skip, &looked_at) {
+            if crate::interrupt::count() == interrupts && !stop_look.load(Ordering::Relaxed) {
+                let _ = std::fs::write(f, &ident);
+            }
+        }
         if open {
             share.whole();
         } else {
@@ -645,6 +709,7 @@ fn race(
             if !decided && (answered || !resumed) {
                 if let Some(dir) = &config.checkpoint_dir {
                     let _ = std::fs::remove_dir_all(dir);
+                    let _ = std::fs::remove_file(looked_file(dir));
                 }
             }
             Ok(timed(r))
@@ -1078,6 +1143,31 @@ mod tests {
             let answered = race_in(deal, max_positions, &dir).outcome != Outcome::Undecided;
             assert_eq!((answered, dir.exists()), (!kept, kept), "deal {deal}");
             let _ = std::fs::remove_dir_all(&dir);
+        }
+        // A proof resumed after the others found nothing goes on without them, when their caps are
+        // the same (not when the file says others), to the count made at once; a decision removes the
+        // file with the proof's.
+        let dir =
+            std::env::temp_dir().join(format!("fcanalyze-race-{}-looked", std::process::id()));
+        let looked = looked_file(&dir);
+        let at_once = race_in(12, 1_000_000, &dir);
+        assert_eq!(at_once.outcome, Outcome::Unsolvable);
+        for (other, runs) in [(false, 0), (true, 1)] {
+            let looks = LOOKS.get();
+            let r = race_in(12, 25_000, &dir);
+            assert_eq!(r.outcome, Outcome::Undecided);
+            assert!(has_checkpoint(&dir) && looked.exists());
+            assert_eq!(LOOKS.get(), looks + 1);
+            if other {
+                std::fs::write(&looked, "fcanalyze-looked/1 other caps\n").unwrap();
+            }
+            let r = race_in(12, 1_000_000, &dir);
+            assert_eq!(
+                (r.outcome, r.positions),
+                (Outcome::Unsolvable, at_once.positions)
+            );
+            assert_eq!(LOOKS.get(), looks + 1 + runs, "other caps: {other}");
+            assert!(!dir.exists() && !looked.exists());
         }
         // A proof decided after going on from a checkpoint counts its time before (here a day, written
         // into the checkpoint) in the result's, as one after the other on one thread does.
