@@ -56,7 +56,9 @@ ORDER = [
 #: reached its won position twice without a line (the way back through a group of 92 million
 #: positions did not fit in 8 GB). Since 71ae847 that way back takes some 25 bytes a position instead
 #: of 100, and 16 GB holds 650 million: the largest group of 155219's search for its line, in layer
-#: 57, has 640 million. A proof left at the disk's limit begins again there.
+#: 57, has 640 million (and since 66c5265 a group the memory does not hold is searched on disk). The
+#: larger memory also keeps more of a giant proof's groups in their sets. A proof left at the disk's
+#: limit begins again there.
 #:
 #: The fifth is cut short (`cut`): left unfinished, or finished, its run goes on as the sixth. Its
 #: proofs stopped at 20 billion positions would each keep some 10 GB of files for the sixth, and the
