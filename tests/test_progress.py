@@ -218,6 +218,14 @@ def test_a_long_search_is_named_from_its_layered_checkpoint(tmp_path):
         f"deal 10996, 1 cell: search for the line of its win at layer {layer} (of 0-104), "
         f"{positions:,} positions (the proof's too) at its last checkpoint; searching for 1 min"
     ), line
+    # While the line is traced back through a group on disk (its levels beside the checkpoint), the
+    # line says so: the checkpoint stays as it was, for minutes or hours.
+    chain = ROOT / "crates/fcanalyze-core/src/layered/chain.rs"
+    assert f'ON_DISK: &str = "{progress.ON_DISK}"' in chain.read_text()
+    (won / progress.ON_DISK).mkdir()
+    assert search_line(running, 4) == line.replace(
+        "checkpoint;", "checkpoint, now tracing its line back through a group on disk;"
+    )
     # A torn or foreign file is not read; without a checkpoint the line says how long it has run.
     assert parse_checkpoint(text[: len(text) // 2], 1) is None
     assert parse_checkpoint("something else\nend\n", 1) is None

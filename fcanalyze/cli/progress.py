@@ -94,12 +94,20 @@ def estimate(left: int, workers: int, done: int, done_cpu: float, running: list[
 class Checkpoint:
     """What a layered proof's checkpoint tells of it: the cells, the layer it is in (0-104), and the
     positions counted when it was saved; `line`: the checkpoint of the search for the line of a win the
-    proof found without one (``cells-K/line/checkpoint``), whose positions then count the proof's too."""
+    proof found without one (``cells-K/line/checkpoint``), whose positions then count the proof's too;
+    `back`: the line of a win is being traced back through a group on disk (its levels in
+    `ON_DISK` beside the checkpoint: minutes to hours for a giant group, the checkpoint unchanged)."""
 
     cells: int
     layer: int
     positions: int
     line: bool = False
+    back: bool = False
+
+
+#: The directory beside a checkpoint where the way back to a win searches a group by levels
+#: (crates/fcanalyze-core/src/layered/chain.rs, ``ON_DISK``).
+ON_DISK = "way-back-levels"
 
 
 def parse_checkpoint(text: str, cells: int, of_line: bool = False) -> Checkpoint | None:
@@ -144,7 +152,8 @@ def read_checkpoint(deal_dir: Path) -> Checkpoint | None:
             proof = _won_at_positions(deal_dir / f"cells-{cells}" / "won-at")
             c = None if proof is None else replace(c, positions=proof + c.positions)
         if c is not None:
-            return c
+            cells_dir = deal_dir / f"cells-{cells}"
+            return replace(c, back=(cells_dir / "line" if of_line else cells_dir).joinpath(ON_DISK).is_dir())
     return None
 
 
@@ -181,9 +190,11 @@ def search_line(r: Running, max_cells: int | None) -> str:
         search, count = (
             ("search for the line of its win", " (the proof's too)") if c.line else ("layered proof", "")
         )
+        back = ", now tracing its line back through a group on disk" if c.back else ""
         return (
             f"{what}, {_cells(c.cells)}: {search} at layer {c.layer} (of 0-104), "
-            f"{c.positions:,} positions{count} at its last checkpoint; searching for {duration(r.seconds)}"
+            f"{c.positions:,} positions{count} at its last checkpoint{back}; searching for "
+            f"{duration(r.seconds)}"
         )
     cells = f", up to {_cells(max_cells)}" if max_cells is not None else ""
     return f"{what}{cells}: searching for {duration(r.seconds)}"
