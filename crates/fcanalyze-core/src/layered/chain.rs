@@ -12,7 +12,7 @@ use crate::layer::progress;
 use crate::prover::{Rules, NO};
 
 use super::code::{tag, untag, Frame, CODE};
-use super::level::{sort_dedup, Level, Levels, Part};
+use super::level::{sort_dedup, Level, Levels, Part, OUT_EVERY};
 use super::seeds::{Group, Seeds};
 use super::spill::io_error;
 
@@ -295,7 +295,14 @@ pub(super) fn group_path_on_disk(
         }
         let mut read = cur.read_range(0, cur.len());
         written = Ok(true);
+        let mut expanded = 0u64;
         while let Some(c) = read.next_code()? {
+            // A stop asked is seen within some milliseconds, not at the chunk's end.
+            expanded += 1;
+            if expanded % OUT_EVERY == 0 && stop() {
+                written = Ok(false);
+                break;
+            }
             rules.children(&rules.decode(&frame.decode(untag(c).0)), &mut kids);
             for k in kids.iter().filter(|k| progress(k) == layer) {
                 codes.push(tag(frame.encode(k), NO));
