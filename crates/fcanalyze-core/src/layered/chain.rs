@@ -4,7 +4,6 @@
 //! earlier layer it was reached from.
 
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
 
 use crate::error::{Error, Result};
 use crate::key::{pack, signature, unpack, Key};
@@ -227,13 +226,7 @@ pub(super) fn group_path_on_disk(
 ) -> Result<Option<Vec<Key>>> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
-    let files = OnDisk(Levels {
-        dir: dir.to_path_buf(),
-        thread: 0,
-        made: AtomicU64::new(0),
-        disk: AtomicU64::new(0),
-        min_free,
-    });
+    let files = OnDisk(Levels::in_dir(dir, min_free));
     let files = &files.0;
     if files.disk_low(0) {
         return Ok(None);
@@ -296,7 +289,7 @@ pub(super) fn group_path_on_disk(
         let mut read = cur.read_range(0, cur.len());
         written = Ok(true);
         let mut expanded = 0u64;
-        while let Some(c) = read.next_code()? {
+        'expand: while let Some(c) = read.next_code()? {
             // A stop asked is seen within some milliseconds, not at the chunk's end.
             expanded += 1;
             if expanded % OUT_EVERY == 0 && stop() {
@@ -308,11 +301,8 @@ pub(super) fn group_path_on_disk(
                 codes.push(tag(frame.encode(k), NO));
                 written = spill(&mut codes, &mut runs);
                 if !matches!(written, Ok(true)) {
-                    break;
+                    break 'expand;
                 }
-            }
-            if !matches!(written, Ok(true)) {
-                break;
             }
         }
     }

@@ -197,15 +197,15 @@ impl Levels {
         free_disk(&self.dir).is_some_and(|f| f < (codes * CODE) as u64 + self.min_free)
     }
 
-    /// Tests: the files of thread 0 in `dir`, with no free disk to leave.
-    #[cfg(test)]
-    pub(super) fn in_dir(dir: &std::path::Path) -> Levels {
+    /// The files of thread 0 in `dir`, leaving `min_free` of the disk free (a search of its own:
+    /// the way back's, [`super::chain::group_path_on_disk`]; tests).
+    pub(super) fn in_dir(dir: &std::path::Path, min_free: u64) -> Levels {
         Levels {
             dir: dir.to_path_buf(),
             thread: 0,
             made: AtomicU64::new(0),
             disk: AtomicU64::new(0),
-            min_free: 0,
+            min_free,
         }
     }
 
@@ -396,7 +396,7 @@ mod tests {
     fn a_merge_asked_to_stop_leaves_nothing() {
         let dir = std::env::temp_dir().join(format!("fcanalyze-level-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let levels = Levels::in_dir(&dir);
+        let levels = Levels::in_dir(&dir, 0);
         let n = 3 * OUT_EVERY as u128;
         let mut samples = Vec::new();
         let runs: Vec<Part> = (0..3u128)

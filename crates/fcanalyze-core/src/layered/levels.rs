@@ -976,7 +976,7 @@ mod tests {
     fn seeds_asked_to_stop_leave_nothing() {
         let dir = std::env::temp_dir().join(format!("fcanalyze-seeds-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let levels = Levels::in_dir(&dir);
+        let levels = Levels::in_dir(&dir, 0);
         let files = || std::fs::read_dir(&dir).unwrap().count();
         let n = OUT_EVERY + 10;
         let asked = AtomicU64::new(0);
