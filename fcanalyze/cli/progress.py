@@ -142,18 +142,17 @@ def read_checkpoint(deal_dir: Path) -> Checkpoint | None:
         cells_dir = path.parent.parent if of_line else path.parent
         try:
             cells = int(cells_dir.name[len("cells-") :])
-            found.append((path.stat().st_mtime, cells, of_line, path.read_text()))
+            found.append((path.stat().st_mtime, cells, of_line, path.read_text(), path.parent))
         except (OSError, ValueError, UnicodeDecodeError):
             continue  # renamed over, or gone, while we looked
-    for _, cells, of_line, text in sorted(found, reverse=True):
+    for _, cells, of_line, text, beside in sorted(found, reverse=True):
         c = parse_checkpoint(text, cells, of_line)
         if c is not None and of_line:
             # Its positions follow the proof's: the budget is spent on both.
             proof = _won_at_positions(deal_dir / f"cells-{cells}" / "won-at")
             c = None if proof is None else replace(c, positions=proof + c.positions)
         if c is not None:
-            cells_dir = deal_dir / f"cells-{cells}"
-            return replace(c, back=(cells_dir / "line" if of_line else cells_dir).joinpath(ON_DISK).is_dir())
+            return replace(c, back=(beside / ON_DISK).is_dir())
     return None
 
 
